@@ -1,0 +1,97 @@
+"""Precise exception types shared by the three packages.
+
+Every error raised for bad user input derives from :class:`BoundlabError`, so the CLI can turn
+it into one line on stderr and exit status 2.
+
+Example
+-------
+>>> from boundlab.errors import DomainError
+>>> try:
+...     raise DomainError("eta", -1.0, "positive real (0, inf)")
+... except DomainError as exc:
+...     print(exc)
+eta = -1.0 is outside its domain: positive real (0, inf)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BoundlabError",
+    "DomainError",
+    "PreconditionError",
+    "UnknownNameError",
+    "MissingParameterError",
+]
+
+
+class BoundlabError(ValueError):
+    """Base class of every user-facing error of boundlab, toys and verify."""
+
+
+class DomainError(BoundlabError):
+    """A parameter value lies outside its allowed domain.
+
+    >>> str(DomainError("tau", 0, "integer >= 1"))
+    'tau = 0 is outside its domain: integer >= 1'
+    """
+
+    def __init__(self, name: str, value, domain: str, detail: str = ""):
+        self.name, self.value, self.domain = name, value, domain
+        msg = f"{name} = {_short(value)} is outside its domain: {domain}"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+class PreconditionError(BoundlabError):
+    """A step-size or structural precondition of a theorem fails.
+
+    >>> str(PreconditionError("drift.fedavg_convex", ["eta <= 1/(4*L)"]))
+    'drift.fedavg_convex: precondition violated: eta <= 1/(4*L)'
+    """
+
+    def __init__(self, bound_id: str, failed: list[str]):
+        self.bound_id, self.failed = bound_id, list(failed)
+        super().__init__(f"{bound_id}: precondition violated: {'; '.join(self.failed)}")
+
+
+class UnknownNameError(BoundlabError, KeyError):
+    """An unknown id, parameter, algorithm or option name; lists the valid ones.
+
+    >>> str(UnknownNameError("bound id", "drift.nope", ["drift.plateau"]))
+    "unknown bound id 'drift.nope'; valid: drift.plateau"
+    """
+
+    def __init__(self, what: str, name, valid):
+        self.what, self.name, self.valid = what, name, list(valid)
+        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(map(str, self.valid))}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0]
+
+
+class MissingParameterError(BoundlabError):
+    """A required parameter was not given.
+
+    >>> str(MissingParameterError("drift.plateau", ["eta"], {"eta": "positive real (0, inf)"}))
+    'drift.plateau: missing parameter eta (domain: positive real (0, inf))'
+    """
+
+    def __init__(self, owner: str, missing, domains: dict | None = None):
+        self.owner, self.missing = owner, list(missing)
+        domains = domains or {}
+        parts = [f"{m} (domain: {domains[m]})" if m in domains else m for m in self.missing]
+        word = "parameter" if len(parts) == 1 else "parameters"
+        super().__init__(f"{owner}: missing {word} {', '.join(parts)}")
+
+
+def _short(value) -> str:
+    try:
+        import numpy as np
+
+        arr = np.asarray(value)
+        if arr.ndim > 0:
+            return f"array(shape={arr.shape}, offending values e.g. {arr.ravel()[:3].tolist()})"
+    except Exception:  # pragma: no cover - formatting only
+        pass
+    return repr(value)

@@ -1,0 +1,23 @@
+"""Root conftest: doctests of the packages run with the suite (``--doctest-modules``).
+
+Modules that need an optional dependency that is not installed are not collected; the
+reason is printed in the test summary header so nothing is skipped silently.
+"""
+
+import importlib.util
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+collect_ignore_glob = []
+_missing = []
+if importlib.util.find_spec("torch") is None:
+    collect_ignore_glob += ["toys/torch*.py", "toys/*/torch*.py"]
+    _missing.append("torch (doctests of toys/torch*.py not collected)")
+
+
+def pytest_report_header(config):
+    if _missing:
+        return "boundlab: optional dependencies missing: " + "; ".join(_missing)
+    return None

@@ -1,0 +1,1 @@
+"""toys: federated problems, constants, participation, algorithms."""

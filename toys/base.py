@@ -1,0 +1,106 @@
+"""The interface every federated problem implements (the contract between problems and engine).
+
+All per-client operations are batched over clients: a stack of client points ``W`` has shape
+``(N, d)`` (row i is client i's point); a single point ``w`` of shape ``(d,)`` is broadcast to all
+clients. Implementations must not loop over clients or samples in Python.
+
+Example
+-------
+>>> import toys
+>>> prob = toys.quadratic(n_clients=3, dim=2, L=4.0, mu=1.0, heterogeneity=1.0, seed=0)
+>>> prob.grads(prob.x_star_i).shape
+(3, 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FederatedProblem"]
+
+
+class FederatedProblem:
+    """Base class: a federated objective F(x) = sum_i p_i F_i(x) with exact optima.
+
+    Subclasses set, in ``__init__``:
+
+    * ``name`` (str), ``kind`` (``"quadratic"``, ``"logistic"``, ``"multinomial"``, ...),
+      ``n_clients`` (N), ``dim`` (d, length of the flat parameter vector);
+    * ``p`` — client weights, shape (N,), positive, summing to 1;
+    * ``counts`` — samples per client, shape (N,) int (1 for sample-free problems);
+    * ``noise_std`` — std of the additive Gaussian gradient noise of sample-free problems
+      (0 if none; sample-based problems draw minibatches instead);
+    * ``x_star`` (d,), ``F_star`` (float), ``x_star_i`` (N, d), ``F_star_i`` (N,): exact optima
+      of F and of every F_i (gradient norm <= 1e-10).
+
+    and implement ``losses``, ``grads``, ``hvps``, ``minibatch_grads`` and ``arrays``.
+    """
+
+    name: str
+    kind: str
+    n_clients: int
+    dim: int
+    p: np.ndarray
+    counts: np.ndarray
+    noise_std: float = 0.0
+    x_star: np.ndarray
+    F_star: float
+    x_star_i: np.ndarray
+    F_star_i: np.ndarray
+
+    # ----------------------------------------------------------- batched per-client pieces
+    def losses(self, W: np.ndarray) -> np.ndarray:
+        """F_i(W[i]) for every client: ``W`` (N, d) or (d,) -> (N,)."""
+        raise NotImplementedError
+
+    def grads(self, W: np.ndarray) -> np.ndarray:
+        """grad F_i(W[i]) for every client: (N, d) or (d,) -> (N, d)."""
+        raise NotImplementedError
+
+    def hvps(self, W: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """Hessian-vector products grad^2 F_i(W[i]) V[i]: -> (N, d)."""
+        raise NotImplementedError
+
+    def minibatch_grads(self, W: np.ndarray, rng: np.random.Generator,
+                        batch_size: int | None) -> np.ndarray:
+        """Unbiased stochastic gradients, one per client, (N, d).
+
+        ``batch_size=None`` means the full gradient (no randomness, rng untouched). Sample-based
+        problems draw ``min(batch_size, n_i)`` rows uniformly **without replacement** per client;
+        sample-free problems add ``noise_std / sqrt(batch_size)`` Gaussian noise.
+        """
+        raise NotImplementedError
+
+    def arrays(self) -> dict:
+        """The problem's raw arrays (for other backends such as torch), e.g.
+        ``{"X": (N, n_max, f), "y": (N, n_max), "mask": (N, n_max), "l2": float}`` for logistic
+        problems or ``{"A": (N, d, d), "c": (N, d), "b": (N,)}`` for quadratics."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------- global objective
+    def F(self, w: np.ndarray) -> float:
+        """Global objective sum_i p_i F_i(w) at one point ``w`` (d,)."""
+        return float(self.p @ self.losses(np.asarray(w, dtype=float)))
+
+    def grad_F(self, w: np.ndarray) -> np.ndarray:
+        """Gradient of F at one point ``w`` (d,)."""
+        return self.p @ self.grads(np.asarray(w, dtype=float))
+
+    def Fs(self, Ws: np.ndarray) -> np.ndarray:
+        """F at many points: ``Ws`` (R, d) -> (R,). Default: one batched call per point row."""
+        Ws = np.atleast_2d(np.asarray(Ws, dtype=float))
+        return np.array([self.F(w) for w in Ws])
+
+    @property
+    def Gamma(self) -> float:
+        """Heterogeneity Gamma = F* - sum_i p_i F_i* (>= 0)."""
+        return float(self.F_star - self.p @ self.F_star_i)
+
+    def _broadcast(self, W: np.ndarray) -> np.ndarray:
+        W = np.asarray(W, dtype=float)
+        if W.ndim == 1:
+            W = np.broadcast_to(W, (self.n_clients, W.shape[0]))
+        return W
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}: N={self.n_clients}, d={self.dim}>"

@@ -1,0 +1,8 @@
+"""verify — the verdict: theory vs measured runs, tightness against exact worst cases, the CLI.
+
+Example
+-------
+>>> import verify
+>>> verify.__name__
+'verify'
+"""

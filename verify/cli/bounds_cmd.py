@@ -1,0 +1,161 @@
+"""``boundlab bounds list | show | eval``: the catalogue from the command line.
+
+Example
+-------
+>>> from verify.cli import main
+>>> main(["bounds", "list", "--json"])  # doctest: +ELLIPSIS
+[...]
+0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from boundlab.errors import DomainError, UnknownNameError
+
+__all__ = ["register", "parse_assignments"]
+
+
+def register(sub) -> None:
+    """Add the ``bounds`` command group to the CLI's subparsers."""
+    p = sub.add_parser("bounds", help="list, show and evaluate catalogue bounds")
+    bsub = p.add_subparsers(dest="bounds_command", metavar="ACTION")
+    bsub.required = True
+
+    pl = bsub.add_parser("list", help="list every bound id")
+    pl.add_argument("--family", help="only this family (drift, skew, weight_error, contraction)")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+    pl.set_defaults(func=_list)
+
+    ps = bsub.add_parser("show", help="statement, LaTeX, source, domains, preconditions, errata")
+    ps.add_argument("id")
+    ps.add_argument("--json", action="store_true")
+    ps.set_defaults(func=_show)
+
+    pe = bsub.add_parser("eval", help="evaluate a bound: boundlab bounds eval ID name=value ...")
+    pe.add_argument("id")
+    pe.add_argument("assignments", nargs="*", metavar="name=value")
+    pe.add_argument("--json", action="store_true")
+    pe.add_argument("--strict", action="store_true",
+                    help="exit 2 when a precondition is violated")
+    pe.set_defaults(func=_eval)
+
+
+def parse_assignments(items, bound=None) -> dict[str, float]:
+    """Parse ``name=value`` words into floats, naming the parameter on error.
+
+    >>> parse_assignments(["eta=0.2", "tau=10"])
+    {'eta': 0.2, 'tau': 10.0}
+    """
+    out: dict[str, float] = {}
+    for item in items:
+        if "=" not in item:
+            raise DomainError("argument", item, "name=value")
+        name, _, raw = item.partition("=")
+        name = name.strip()
+        domain = "a number"
+        if bound is not None:
+            known = {**bound.params, **bound.extra_params}
+            if name not in known:
+                raise UnknownNameError(f"parameter of {bound.id}", name, list(known))
+            domain = known[name].domain.describe()
+        try:
+            value = float(raw)
+        except ValueError:
+            raise DomainError(name, raw, domain, "not a number") from None
+        if math.isnan(value):
+            raise DomainError(name, raw, domain, "not a number")
+        out[name] = value
+    return out
+
+
+def _list(args) -> int:
+    import boundlab
+
+    bounds = boundlab.catalogue(args.family)
+    if args.json:
+        rows = [{"id": b.id, "kind": b.kind, "source": b.source, "lhs": b.lhs,
+                 "params": list(b.params), "printed": b.printed} for b in bounds]
+        print(json.dumps(rows, indent=1))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"boundlab catalogue ({len(bounds)} bounds)")
+    for col in ("id", "kind", "source", "parameters"):
+        table.add_column(col, overflow="fold")
+    for b in bounds:
+        table.add_row(b.id, b.kind, b.source, ", ".join(b.params))
+    Console(width=160).print(table)
+    return 0
+
+
+def _show(args) -> int:
+    import boundlab
+    from boundlab import errata
+
+    b = boundlab.get(args.id)
+    d = b.to_dict()
+    d["errata_details"] = [
+        {"id": e.id, "verdict": e.verdict, "quote": e.quote, "corrected": e.corrected,
+         "test": e.test} for e in errata.for_bound(b.id)]
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    lines = [
+        f"{b.id}  [{b.kind}]  bounds: {b.lhs}",
+        f"source: {b.source}",
+        "",
+        b.description,
+        "",
+        f"expression: {d['expr']}",
+        f"LaTeX:      {d['latex']}",
+        "parameters:",
+        *[f"  {n:10s} {v['domain']:28s} {v['doc']}" for n, v in d["params"].items()],
+    ]
+    if d["extra_params"]:
+        lines.append("optional (preconditions only):")
+        lines += [f"  {n:10s} {v['domain']:28s} {v['doc']}" for n, v in d["extra_params"].items()]
+    lines.append("preconditions: " + ("; ".join(d["preconditions"]) or "none"))
+    if d["terms"]:
+        lines.append("terms:")
+        lines += [f"  {k}: {v}" for k, v in d["terms"].items()]
+    if d["errata_details"]:
+        lines.append("errata:")
+        lines += [f"  {e['id']} ({e['verdict']}): {e['corrected']}" for e in d["errata_details"]]
+    print("\n".join(lines))
+    return 0
+
+
+def _eval(args) -> int:
+    import boundlab
+    from boundlab.errors import PreconditionError
+
+    b = boundlab.get(args.id)
+    values = parse_assignments(args.assignments, b)
+    value = b.evaluate(**values)
+    terms = b.evaluate_terms(**values) if b.terms else {}
+    violated = b.violated_preconditions(**values)
+    result = {
+        "id": b.id,
+        "kind": b.kind,
+        "value": value,
+        "terms": {k: float(v) for k, v in terms.items()},
+        "preconditions_violated": violated,
+        "preconditions_unchecked": b.unchecked_preconditions(**values),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{b.id} [{b.kind}] = {value:.6g}")
+        for k, v in result["terms"].items():
+            print(f"  {k:14s} {v:.6g}")
+        for text in violated:
+            print(f"  precondition violated: {text}")
+        for text in result["preconditions_unchecked"]:
+            print(f"  precondition not checked (parameter missing): {text}")
+    if args.strict and violated:
+        raise PreconditionError(b.id, violated)
+    return 0
