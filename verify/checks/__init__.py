@@ -1,0 +1,1 @@
+"""One module per bound family; each check is registered with :func:`verify.suite.register`."""
