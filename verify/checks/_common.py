@@ -1,0 +1,109 @@
+"""Pieces every check uses: evaluate a bound with measured constants and judge it.
+
+Example
+-------
+>>> import boundlab
+>>> from verify.checks._common import judge
+>>> r = judge(boundlab.get("drift.plateau"), [0.02], dict(eta=0.2, tau=10, L=0.2, zeta=0.43),
+...           check="demo", problem="toy")
+>>> r.verdict, r.dominant_term
+('holds', 'drift_het')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import boundlab
+
+from ..compare import CheckResult, compare
+
+__all__ = ["judge", "claim", "constants_record", "attach_tightness", "sampled_claim"]
+
+
+def constants_record(consts, names=None, extra: dict | None = None) -> dict:
+    """``{name: {"value", "how"}}`` from a :class:`toys.constants.Constants` (+ extras).
+
+    ``extra`` maps a name to a number or to ``(value, how)``.
+    """
+    out = {}
+    if consts is not None:
+        for name in names or ("L", "L_F", "mu", "Gamma", "zeta", "sigma2", "G2", "D"):
+            v = getattr(consts, name, None)
+            if v is not None:
+                out[name] = {"value": float(v.value), "how": v.how}
+    for name, v in (extra or {}).items():
+        if isinstance(v, tuple):
+            out[name] = {"value": float(v[0]), "how": v[1]}
+        else:
+            out[name] = {"value": float(v), "how": "setting"}
+    return out
+
+
+def judge(bound, lhs_samples, params: dict, *, check: str, problem: str, seeds=(),
+          setting=None, constants=None, note: str = "", diverged: bool = False,
+          extra_violations=(), series=None) -> CheckResult:
+    """Evaluate ``bound`` at ``params`` (extra keys ignored), then :func:`verify.compare`.
+
+    ``extra_violations`` adds assumption failures the bound's own preconditions cannot see
+    (e.g. partial participation); they make the verdict ``not-applicable``.
+    """
+    usable = {k: v for k, v in params.items() if k in bound.params or k in bound.extra_params}
+    rhs = bound.evaluate(**usable)
+    terms = {k: float(v) for k, v in bound.evaluate_terms(**usable).items()} if bound.terms else {}
+    violated = bound.violated_preconditions(**usable) + list(extra_violations)
+    setting = dict(setting or {})
+    setting.update({k: float(v) for k, v in usable.items() if np.ndim(v) == 0})
+    r = compare(bound, lhs_samples, float(rhs), check=check, problem=problem, seeds=seeds,
+                setting=setting, terms=terms, constants=constants, diverged=diverged,
+                preconditions_violated=violated, note=note)
+    if series is not None:
+        r.series = series
+    return r
+
+
+def claim(check: str, bound_id: str, problem: str, ok: bool, *, measured=float("nan"),
+          reference=float("nan"), note: str = "", setting=None, series=None,
+          seeds=()) -> CheckResult:
+    """A paper's qualitative claim (an ordering, a monotonicity) judged on measured runs.
+
+    ``measured`` / ``reference`` are the two numbers compared (shown as measured / bound).
+
+    >>> claim("c", "drift.plateau", "toy", True, measured=1.0, reference=2.0).verdict
+    'holds'
+    """
+    paper = boundlab.get(bound_id).source if bound_id else ""
+    ratio = reference / measured if measured not in (0.0,) and np.isfinite(measured) else np.nan
+    return CheckResult(check=check, bound_id=bound_id, paper=paper, problem=problem,
+                       verdict="holds" if ok else "VIOLATED", measured=float(measured),
+                       measured_lo=float(measured), measured_hi=float(measured),
+                       bound=float(reference), ratio=float(ratio), n_seeds=len(seeds) or 1,
+                       seeds=list(seeds), setting=dict(setting or {}),
+                       note=("claim: " + note).strip(), series=series or {})
+
+
+def sampled_claim(values) -> np.ndarray:
+    """Finite float array of ``values`` (helper for claims over seeds)."""
+    return np.asarray(values, dtype=float)
+
+
+def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> None:
+    """Add the PEP tightness bracket (cached solves only under ``--quick``), if available."""
+    if not getattr(ctx, "tightness", True):
+        return
+    try:
+        from ..tightness import bracket
+    except ImportError:  # pragma: no cover - tightness package absent
+        return
+    try:
+        rec = bracket(result.bound_id, params, rounds=rounds, cache_only=ctx.quick)
+    except Exception as exc:  # noqa: BLE001 - the verdict stands without the bracket
+        result.tightness = {"status": f"unavailable: {type(exc).__name__}: {exc}"[:200]}
+        return
+    if rec is None:
+        result.tightness = {"status": "not cached (--quick)"}
+        return
+    d = rec if isinstance(rec, dict) else getattr(rec, "__dict__", {})
+    keep = ("worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high", "exact",
+            "relaxed", "solver", "gap", "seconds")
+    result.tightness = {k: d[k] for k in keep if k in d}

@@ -1,0 +1,239 @@
+"""Checks of seed 004 (Dhasade, Kremer, Renard): the zeta drift bound of FedAvg.
+
+Theorem 2.1 (``drift.fedavg_convex``), Lemma 2.2 (``drift.round_progress``), Lemma 2.3
+(``drift.client_drift``) and the plateau 18 tau^2 eta^2 L zeta^2 (``drift.plateau``) on the
+seed-004 toy (spec §6.3: M = 20, eta = 0.2, b0 = 2, T = 50, tau in {10, 50, 300, 1000}) under
+both protocols: the **theory protocol** (all M clients, weights 1/M: the theorem's setting) and
+the **paper protocol** (one regular client + the outlier per round, weights 1/2: outside the
+theorem, DKR-15, so its comparison is ``not-applicable``). Also a minibatch (sigma > 0) logistic
+toy over seeds, and the paper's qualitative claims (plateau grows with tau; FedProx beats FedAvg
+at tau = 3000).
+
+Constants: L = max_i sup L_i (every client, DKR-16), zeta = max_i sup_x |F_i' - F'| (exact on the
+one-parameter toy), D = |b0 - b*| (3.03, not the paper's 2: DKR-13).
+
+Example
+-------
+>>> from verify.suite import Context
+>>> rs = drift_client_drift(Context(quick=True))
+>>> rs[0].bound_id, rs[0].verdict
+('drift.client_drift', 'holds')
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import boundlab
+import toys
+
+from ..suite import register
+from ._common import attach_tightness, claim, constants_record, judge
+
+ETA = 0.2
+TAUS_FULL, TAUS_QUICK = (10, 50, 300, 1000), (10, 50)
+PAPER_VIOLATION = ("full participation with weights 1/M (assumption 4): the paper protocol "
+                   "samples 1 regular client + the outlier, weights 1/2 (DKR-15)")
+
+
+@functools.lru_cache(maxsize=None)
+def _toy():
+    prob = toys.make("seed004-toy")
+    return prob, toys.constants(prob)
+
+
+def _params(consts, tau, rounds, M):
+    c = consts.as_params()
+    return dict(D=c["D"], eta=ETA, tau=tau, T=rounds, sigma=0.0, M=M, L=c["L"], zeta=c["zeta"])
+
+
+def _paper_participation(M: int, rounds: int, seed: int) -> np.ndarray:
+    """Rows: one of the M - 1 regular clients uniformly at random, plus the outlier M - 1."""
+    rng = np.random.default_rng(seed)
+    mask = np.zeros((rounds, M), dtype=bool)
+    mask[np.arange(rounds), rng.integers(0, M - 1, size=rounds)] = True
+    mask[:, M - 1] = True
+    return mask
+
+
+@functools.lru_cache(maxsize=None)
+def _theory_run(tau: int, rounds: int):
+    prob, _ = _toy()
+    return toys.run(prob, "fedavg", rounds=rounds, seed=0, lr=ETA, local_steps=tau)
+
+
+def _rounds(ctx):
+    return ctx.pick(50, 20)
+
+
+def _taus(ctx):
+    return ctx.pick(TAUS_FULL, TAUS_QUICK)
+
+
+@register("drift", "drift.fedavg_convex")
+def drift_theorem_seed004(ctx):
+    """Theorem 2.1 on the seed-004 toy, theory protocol, per tau: time-averaged shadow gap."""
+    prob, consts = _toy()
+    bound = boundlab.get("drift.fedavg_convex")
+    T = _rounds(ctx)
+    out = []
+    for tau in _taus(ctx):
+        tr = _theory_run(tau, T)
+        params = _params(consts, tau, T, prob.n_clients)
+        running = np.cumsum(tr.shadow_gap) / np.arange(1, T + 1)
+        t_axis = np.arange(1, T + 1)
+        terms = bound.evaluate_terms(**{**params, "T": t_axis})
+        series = {"kind": "curve", "x": t_axis, "measured": running,
+                  "bound": bound.evaluate(**{**params, "T": t_axis}), "terms": terms,
+                  "ylabel": "avg shadow gap over rounds <= T", "xlabel": "rounds T",
+                  "title": f"DKR Thm 2.1, seed-004 toy, theory protocol, tau = {tau}"}
+        r = judge(bound, [tr.avg_shadow_gap], params, check=f"drift_theorem_tau{tau}",
+                  problem="seed004-toy (theory protocol)", seeds=[0],
+                  diverged=tr.diverged_at is not None, series=series,
+                  constants=constants_record(consts, ("L", "L_F", "zeta", "D")))
+        attach_tightness(r, ctx, params)
+        out.append(r)
+    return out
+
+
+@register("drift", "drift.client_drift")
+def drift_client_drift(ctx):
+    """Lemma 2.3 on the seed-004 toy: max over rounds, clients and k of ||x_i - xbar||^2."""
+    prob, consts = _toy()
+    bound = boundlab.get("drift.client_drift")
+    T = _rounds(ctx)
+    out = []
+    for tau in _taus(ctx):
+        tr = _theory_run(tau, T)
+        params = _params(consts, tau, T, prob.n_clients)
+        out.append(judge(bound, [float(np.nanmax(tr.drift_max))], params,
+                         check=f"drift_lemma23_tau{tau}", problem="seed004-toy (theory protocol)",
+                         seeds=[0], constants=constants_record(consts, ("L", "zeta"))))
+    return out
+
+
+@register("drift", "drift.round_progress")
+def drift_round_progress(ctx):
+    """Lemma 2.2 (corrected, with L) every round of the theory-protocol run; worst round kept."""
+    prob, consts = _toy()
+    bound = boundlab.get("drift.round_progress")
+    T = _rounds(ctx)
+    out = []
+    for tau in _taus(ctx)[:2]:
+        tr = _theory_run(tau, T)
+        c = consts.as_params()
+        params = dict(dist0=tr.dist2[:-1], dist_tau=tr.dist2[1:], eta=ETA, tau=tau, sigma=0.0,
+                      M=prob.n_clients, L=c["L"], drift_sum=tr.drift_sum)
+        rhs = bound.evaluate(**params)
+        slack = rhs - tr.shadow_gap
+        worst = int(np.argmin(slack))
+        scalar = {k: (v[worst] if np.ndim(v) else v) for k, v in params.items()}
+        r = judge(bound, [tr.shadow_gap[worst]], scalar, check=f"drift_lemma22_tau{tau}",
+                  problem="seed004-toy (theory protocol)", seeds=[0],
+                  note=f"checked at each of {T} rounds; worst round {worst} shown; "
+                       f"rounds violated: {int(np.sum(slack < -1e-12 * np.abs(rhs)))}",
+                  constants=constants_record(consts, ("L",)))
+        out.append(r)
+    return out
+
+
+@register("drift", "drift.plateau")
+def drift_plateau(ctx):
+    """Plateau 18 tau^2 eta^2 L zeta^2 vs the final shadow gap, both protocols, per tau."""
+    prob, consts = _toy()
+    bound = boundlab.get("drift.plateau")
+    T, M = _rounds(ctx), prob.n_clients
+    out, paper_final = [], []
+    for tau in _taus(ctx):
+        params = _params(consts, tau, T, M)
+        tr = _theory_run(tau, T)
+        r = judge(bound, [tr.shadow_gap[-1]], params, check=f"drift_plateau_theory_tau{tau}",
+                  problem="seed004-toy (theory protocol)", seeds=[0],
+                  note="measured: shadow gap averaged over the last round's local steps",
+                  constants=constants_record(consts, ("L", "zeta")))
+        attach_tightness(r, ctx, params)
+        out.append(r)
+        pp = toys.run(prob, "fedavg", rounds=T, seed=1, lr=ETA, local_steps=tau,
+                      participation=_paper_participation(M, T, seed=1), record="sync")
+        paper_final.append(pp.gap[-1])
+        out.append(judge(bound, [pp.gap[-1]], params, check=f"drift_plateau_paper_tau{tau}",
+                         problem="seed004-toy (paper protocol)", seeds=[1],
+                         extra_violations=[PAPER_VIOLATION],
+                         note="measured: training gap F(b_T) - F* of the final model",
+                         constants=constants_record(consts, ("L", "zeta"))))
+    taus = list(_taus(ctx))
+    increasing = bool(np.all(np.diff(paper_final) > 0))
+    out.append(claim("drift_plateau_grows_with_tau", "drift.plateau",
+                     "seed004-toy (paper protocol)", increasing,
+                     measured=paper_final[-1], reference=paper_final[0],
+                     setting={"tau": taus, "final_gaps": [float(g) for g in paper_final]},
+                     note="DKR: the loss plateau is higher for larger tau; measured final gaps "
+                          + ", ".join(f"tau={t}: {g:.4g}" for t, g in zip(taus, paper_final))
+                          + " (shown: measured = largest tau, bound = smallest tau)"))
+    return out
+
+
+@register("drift", "drift.plateau")
+def drift_fedprox_vs_fedavg(ctx):
+    """DKR Exp. 2: FedProx (prox 0.1) vs FedAvg at tau = 3000, paper protocol, 20 rounds."""
+    prob, _ = _toy()
+    tau, T = ctx.pick(3000, 500), ctx.pick(20, 5)
+    part = _paper_participation(prob.n_clients, T, seed=1)
+    gaps = {}
+    for name, hyper in (("fedavg", {}), ("fedprox", {"prox": 0.1})):
+        tr = toys.run(prob, name, rounds=T, seed=1, lr=ETA, local_steps=tau, participation=part,
+                      record="sync", **hyper)
+        gaps[name] = tr.gap
+    ok = bool(gaps["fedprox"][-1] < gaps["fedavg"][-1])
+    series = {"kind": "contraction", "rounds": np.arange(T + 1),
+              "curves": {k: np.maximum(v, 1e-300) for k, v in gaps.items()},
+              "title": f"DKR Exp. 2: FedProx vs FedAvg, tau = {tau}, paper protocol"}
+    return [claim("drift_fedprox_beats_fedavg", "drift.plateau", "seed004-toy (paper protocol)",
+                  ok, measured=gaps["fedprox"][-1], reference=gaps["fedavg"][-1],
+                  setting={"tau": tau, "rounds": T, "prox": 0.1}, series=series, seeds=[1],
+                  note="DKR: FedProx reaches a much better loss; measured final gap FedProx "
+                       f"{gaps['fedprox'][-1]:.4g} vs FedAvg {gaps['fedavg'][-1]:.4g}")]
+
+
+@register("drift", "drift.fedavg_convex", "drift.client_drift")
+def drift_theorem_minibatch(ctx):
+    """Theorem 2.1 and Lemma 2.3 with minibatch noise (sigma > 0) on a logistic toy, over seeds."""
+    prob = toys.make("logistic-synthetic")
+    consts0 = toys.constants(prob)
+    tau, T, b = 5, ctx.pick(40, 15), 4
+    eta = 0.5 / (4 * consts0.L.value)
+    seeds = list(range(ctx.n_seeds(12, 4)))
+    runs = [toys.run(prob, "fedavg", rounds=T, seed=s, lr=eta, local_steps=tau, batch_size=b)
+            for s in seeds]
+    # sigma^2 and G^2 are evaluated at the server models of the full-batch run (round by round)
+    # and at every run's final model: an a-posteriori estimate along the trajectory
+    consts = toys.constants(prob, trajectory=_server_models(prob, eta, tau, T, runs),
+                            batch_size=b)
+    c = consts.as_params()
+    params = dict(D=c["D"], eta=eta, tau=tau, T=T, sigma=c["sigma"], M=prob.n_clients,
+                  L=c["L"], zeta=c["zeta"])
+    diverged = any(tr.diverged_at is not None for tr in runs)
+    names = ("L", "zeta", "sigma2", "D")
+    out = [judge(boundlab.get("drift.fedavg_convex"), [tr.avg_shadow_gap for tr in runs],
+                 params, check="drift_theorem_minibatch", problem=prob.name, seeds=seeds,
+                 setting={"batch_size": b}, diverged=diverged,
+                 constants=constants_record(consts, names)),
+           judge(boundlab.get("drift.client_drift"),
+                 [float(np.nanmax(tr.drift_max)) for tr in runs], params,
+                 check="drift_lemma23_minibatch", problem=prob.name, seeds=seeds,
+                 setting={"batch_size": b}, diverged=diverged,
+                 constants=constants_record(consts, names))]
+    return out
+
+
+def _server_models(prob, eta, tau, T, runs) -> np.ndarray:
+    """Server models x_0..x_T of the full-batch run, plus the final models of ``runs``."""
+    x = np.asarray(getattr(prob, "x0", np.zeros(prob.dim)), dtype=float)
+    models = [x]
+    for _ in range(T):
+        x = toys.run(prob, "fedavg", rounds=1, seed=0, x0=x, lr=eta, local_steps=tau,
+                     record="none").final_model
+        models.append(x)
+    return np.vstack(models + [tr.final_model for tr in runs])
