@@ -18,7 +18,7 @@ import boundlab
 
 from ..compare import CheckResult, compare
 
-__all__ = ["judge", "claim", "constants_record", "attach_tightness", "sampled_claim"]
+__all__ = ["judge", "claim", "constants_record", "attach_tightness", "server_models"]
 
 
 def constants_record(consts, names=None, extra: dict | None = None) -> dict:
@@ -82,9 +82,31 @@ def claim(check: str, bound_id: str, problem: str, ok: bool, *, measured=float("
                        note=("claim: " + note).strip(), series=series or {})
 
 
-def sampled_claim(values) -> np.ndarray:
-    """Finite float array of ``values`` (helper for claims over seeds)."""
-    return np.asarray(values, dtype=float)
+def server_models(prob, rounds: int, runs=(), algorithm: str = "fedavg", x0=None,
+                  **hyper) -> np.ndarray:
+    """Server models x_0..x_T of the deterministic full-batch run of ``algorithm`` (round by
+    round), plus the final models of ``runs``: the points where a-posteriori constants
+    (sigma^2, G^2, zeta) are evaluated.
+
+    ``lr`` may be a callable of the global iteration index; it is shifted per round.
+
+    >>> import toys
+    >>> prob = toys.quadratic(n_clients=2, dim=2, seed=0)
+    >>> server_models(prob, 3, lr=0.1, local_steps=2).shape
+    (4, 2)
+    """
+    import toys
+
+    x = np.asarray(getattr(prob, "x0", np.zeros(prob.dim)) if x0 is None else x0, dtype=float)
+    tau = int(hyper.get("local_steps", 1))
+    lr = hyper.pop("lr")
+    models = [x]
+    for r in range(rounds):
+        step = (lambda t, r=r: lr(t + r * tau)) if callable(lr) else lr
+        x = toys.run(prob, algorithm, rounds=1, seed=0, x0=x, lr=step, record="none",
+                     **hyper).final_model
+        models.append(x)
+    return np.vstack(models + [tr.final_model for tr in runs])
 
 
 def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> None:

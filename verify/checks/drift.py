@@ -30,7 +30,7 @@ import boundlab
 import toys
 
 from ..suite import register
-from ._common import attach_tightness, claim, constants_record, judge
+from ._common import attach_tightness, claim, constants_record, judge, server_models
 
 ETA = 0.2
 TAUS_FULL, TAUS_QUICK = (10, 50, 300, 1000), (10, 50)
@@ -209,7 +209,8 @@ def drift_theorem_minibatch(ctx):
             for s in seeds]
     # sigma^2 and G^2 are evaluated at the server models of the full-batch run (round by round)
     # and at every run's final model: an a-posteriori estimate along the trajectory
-    consts = toys.constants(prob, trajectory=_server_models(prob, eta, tau, T, runs),
+    consts = toys.constants(prob, trajectory=server_models(prob, T, runs, lr=eta,
+                                                                     local_steps=tau),
                             batch_size=b)
     c = consts.as_params()
     params = dict(D=c["D"], eta=eta, tau=tau, T=T, sigma=c["sigma"], M=prob.n_clients,
@@ -227,13 +228,3 @@ def drift_theorem_minibatch(ctx):
                  constants=constants_record(consts, names))]
     return out
 
-
-def _server_models(prob, eta, tau, T, runs) -> np.ndarray:
-    """Server models x_0..x_T of the full-batch run, plus the final models of ``runs``."""
-    x = np.asarray(getattr(prob, "x0", np.zeros(prob.dim)), dtype=float)
-    models = [x]
-    for _ in range(T):
-        x = toys.run(prob, "fedavg", rounds=1, seed=0, x0=x, lr=eta, local_steps=tau,
-                     record="none").final_model
-        models.append(x)
-    return np.vstack(models + [tr.final_model for tr in runs])
