@@ -50,12 +50,9 @@ def _params(consts, tau, rounds, M):
 
 
 def _paper_participation(M: int, rounds: int, seed: int) -> np.ndarray:
-    """Rows: one of the M - 1 regular clients uniformly at random, plus the outlier M - 1."""
-    rng = np.random.default_rng(seed)
-    mask = np.zeros((rounds, M), dtype=bool)
-    mask[np.arange(rounds), rng.integers(0, M - 1, size=rounds)] = True
-    mask[:, M - 1] = True
-    return mask
+    """DKR's protocol: one of the M - 1 regular clients uniformly, plus the outlier M - 1."""
+    proc = toys.participation.Anchored(M, fixed=(M - 1,), m=1)
+    return toys.participation.sample(proc, rounds, np.random.default_rng(seed))
 
 
 @functools.lru_cache(maxsize=None)
