@@ -18,44 +18,16 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ._erratum import VERDICTS, Erratum
 from .errors import UnknownNameError
 
-__all__ = ["Erratum", "ERRATA", "get", "for_bound", "VERDICTS"]
-
-VERDICTS = ("CONFIRMED", "CONFIRMED-minor", "GAP", "REFUTED", "FINDING")
-
-
-@dataclass(frozen=True)
-class Erratum:
-    """One erratum.
-
-    >>> Erratum("X-1", "seed 004", "printed", "corrected", "CONFIRMED", (), "tests/x.py::test_x").id
-    'X-1'
-    """
-
-    id: str
-    source: str
-    quote: str
-    corrected: str
-    verdict: str
-    bounds: tuple[str, ...]
-    test: str
-    note: str = ""
-
-    def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"{self.id}: verdict must be one of {VERDICTS}")
+__all__ = ["ERRATA", "VERDICTS", "Erratum", "for_bound", "get"]
 
 
 def _collect() -> tuple[Erratum, ...]:
     from ._errata_000_001_004 import ERRATA as a
+    from ._errata_002_003 import ERRATA as b
 
-    try:
-        from ._errata_002_003 import ERRATA as b
-    except ModuleNotFoundError:  # pragma: no cover - during development only
-        b = ()
     out = tuple(a) + tuple(b)
     seen = set()
     for e in out:

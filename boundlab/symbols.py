@@ -44,7 +44,7 @@ class Domain:
     >>> Domain(0, 1, lo_open=True, hi_open=True).describe()
     'real in (0, 1)'
     >>> import numpy as np
-    >>> Domain(1, math.inf, integer=True).bad_mask(np.array([0, 1, 2.5])).tolist()
+    >>> Domain(1, math.inf, lo_open=False, integer=True).bad_mask(np.array([0, 1, 2.5])).tolist()
     [True, False, True]
     """
 
@@ -125,7 +125,7 @@ _TABLE: dict[str, tuple[Domain, str]] = {
     "t": (INT_GE0, "round / iteration index"),
     "M": (INT_GE1, "number of clients (DKR)"),
     "N": (INT_GE1, "number of clients (BM, FedAU)"),
-    "S": (UNIT_HALF_OPEN, "sum_i p_i^2 of the BC aggregation weights, in [1/C, 1]; not a client count"),
+    "S": (UNIT_HALF_OPEN, "sum_i p_i^2 of the BC aggregation weights (in [1/C, 1]; not a count)"),
     "k": (INT_GE0, "local-step index within a round"),
     # skew (BM)
     "rho_bar": (POSITIVE, "min over iterations of the weighting skew rho(t, w_t)"),
@@ -152,7 +152,7 @@ _TABLE: dict[str, tuple[Domain, str]] = {
     "F": (NONNEGATIVE, "initial gap f(x_0) - f* (FedAU's script F)"),
     "H": (NONNEGATIVE, "initial gap h(x_0) - h* of FedAU's reweighted objective h"),
     "delta": (NONNEGATIVE, "gradient divergence: ||grad F_n(x) - grad f(x)|| <= delta (FedAU A3)"),
-    "deltat": (NONNEGATIVE, "divergence bound of a reweighted objective (FedAU Lemma B.3.1: 2 delta)"),
+    "deltat": (NONNEGATIVE, "divergence bound of a reweighted objective (FedAU B.3.1: 2 delta)"),
     "PsiG": (NONNEGATIVE, "0 under FedAU A5 option 1, G^2 under option 2"),
     "W": (NONNEGATIVE, "weight error (1/(NT)) sum_t sum_n E(p_n omega_t^n - 1)^2 (FedAU)"),
     "Q": (POSITIVE, "max_t (1/N) sum_n p_n (omega_t^n)^2 (FedAU)"),

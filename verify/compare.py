@@ -160,5 +160,9 @@ def errored(check: str, bound_id: str, exc: BaseException, *, problem: str = "")
         paper = boundlab.get(bound_id).source
     except Exception:  # noqa: BLE001 - the id itself may be the problem
         pass
+    import traceback
+
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" (at {where[0].filename.rsplit('/', 2)[-1]}:{where[0].lineno})" if where else ""
     return CheckResult(check=check, bound_id=bound_id, paper=paper, problem=problem,
-                       verdict="error", error=f"{type(exc).__name__}: {exc}")
+                       verdict="error", error=f"{type(exc).__name__}: {exc}{at}")

@@ -174,9 +174,9 @@ def drift_plateau(ctx):
 
 @register("drift", "drift.plateau")
 def drift_fedprox_vs_fedavg(ctx):
-    """DKR Exp. 2: FedProx (prox 0.1) vs FedAvg at tau = 3000, paper protocol, 20 rounds."""
+    """DKR Exp. 2: FedProx (prox 0.1) vs FedAvg at tau = 3000, paper protocol (8 rounds)."""
     prob, _ = _toy()
-    tau, T = ctx.pick(3000, 500), ctx.pick(20, 5)
+    tau, T = ctx.pick(3000, 500), ctx.pick(8, 4)
     part = _paper_participation(prob.n_clients, T, seed=1)
     gaps = {}
     for name, hyper in (("fedavg", {}), ("fedprox", {"prox": 0.1})):

@@ -1,0 +1,124 @@
+"""Input validation shared by the ``toys`` constructors (scikit-learn ``check_scalar`` style).
+
+Every check names the parameter, the offending value and the allowed domain, and raises a
+:mod:`boundlab.errors` exception.
+
+Example
+-------
+>>> from toys._checks import check_int
+>>> check_int("n_clients", 3, lo=1)
+3
+>>> check_int("n_clients", 0, lo=1)
+Traceback (most recent call last):
+...
+boundlab.errors.DomainError: n_clients = 0 is outside its domain: integer >= 1
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from boundlab.errors import DomainError
+
+__all__ = ["as_rng", "check_choice", "check_float", "check_int", "check_weights"]
+
+
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an ``int`` in ``[lo, hi]`` (bools and non-integral floats rejected).
+
+    >>> check_int("m", 2.0, lo=1)
+    2
+    """
+    dom = _int_domain(lo, hi)
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        raise DomainError(name, value, dom)
+    fractional = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+    if fractional and (not math.isfinite(value) or value != int(value)):
+        raise DomainError(name, value, dom)
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise DomainError(name, value, dom)
+    return v
+
+
+def check_float(name: str, value, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    """``value`` as a finite ``float`` in the interval given by ``lo``/``hi``.
+
+    >>> check_float("l2", 0.1, lo=0.0)
+    0.1
+    >>> check_float("mu", 0.0, lo=0.0, lo_open=True)
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: mu = 0.0 is outside its domain: real in (0, inf)
+    """
+    left = "(" if (lo is None or lo_open) else "["
+    right = ")" if (hi is None or hi_open) else "]"
+    dom = f"real in {left}{_f(lo, '-inf')}, {_f(hi, 'inf')}{right}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DomainError(name, value, dom)
+    v = float(value)
+    if not math.isfinite(v):
+        raise DomainError(name, value, dom)
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        raise DomainError(name, value, dom)
+    if hi is not None and (v > hi or (hi_open and v == hi)):
+        raise DomainError(name, value, dom)
+    return v
+
+
+def check_weights(name: str, weights, n: int) -> np.ndarray:
+    """Positive finite client weights of length ``n``, normalised to sum 1.
+
+    >>> check_weights("weights", [1, 3], 2).tolist()
+    [0.25, 0.75]
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n,):
+        raise DomainError(name, weights, f"array of shape ({n},) (one weight per client)")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise DomainError(name, w, "positive finite weights (normalised to sum 1)")
+    return w / w.sum()
+
+
+def check_choice(name: str, value, choices) -> str:
+    """``value`` must be one of ``choices`` (an :class:`UnknownNameError` otherwise).
+
+    >>> check_choice("partition", "iid", ["iid", "shards"])
+    'iid'
+    """
+    from boundlab.errors import UnknownNameError
+
+    if value not in choices:
+        raise UnknownNameError(name, value, list(choices))
+    return value
+
+
+def as_rng(seed) -> np.random.Generator:
+    """A ``numpy.random.Generator`` from an int seed (or the generator itself).
+
+    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(check_int("seed", seed, lo=0))
+
+
+def _int_domain(lo, hi) -> str:
+    if lo is not None and hi is None:
+        return f"integer >= {lo}"
+    if lo is not None and hi is not None:
+        return f"integer in [{lo}, {hi}]"
+    if hi is not None:
+        return f"integer <= {hi}"
+    return "integer"
+
+
+def _f(x, default: str) -> str:
+    if x is None:
+        return default
+    return str(int(x)) if float(x).is_integer() else repr(float(x))

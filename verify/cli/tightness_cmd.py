@@ -1,0 +1,172 @@
+"""``boundlab tightness``: a bound against the exact worst case (PEP), as a tightness bracket.
+
+Usage::
+
+    boundlab tightness ID [name=value ...] [--rounds R] [--json] [--zeta-at visited|x*]
+                          [--cache-only] [--no-cache] [--solver NAME]
+                          [--vary name=v1,v2,... --plot PATH]
+    boundlab tightness list
+
+Exit status: 0 bracket computed; 1 the bound is VIOLATED by a worst-case instance, or the
+solver failed / is inconsistent; 2 bad input (unknown id or name, value outside its domain).
+
+Example
+-------
+>>> from verify.cli import main
+>>> main(["tightness", "drift.plateau", "eta=0.1", "tau=1", "L=1", "zeta=1", "--json",
+...       "--no-cache"])  # doctest: +ELLIPSIS
+{"id": "drift.plateau", ...}
+0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add the ``tightness`` command to the CLI's subparsers."""
+    p = sub.add_parser(
+        "tightness", help="bound vs exact worst case (PEP): the bracket [B/UB, B/LB]",
+        description="Compare a catalogue upper bound B with the worst case of the method over "
+                    "the bound's function class, computed by performance estimation (PEPit). "
+                    "'boundlab tightness list' lists the bounds with a PEP model.")
+    p.add_argument("id", help="bound id (or 'list')")
+    p.add_argument("assignments", nargs="*", metavar="name=value",
+                   help="every parameter of the bound, e.g. eta=0.1 tau=10 L=1 zeta=1")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="override the bound's round count (T or t)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--zeta-at", choices=("visited", "x*"), default="visited",
+                   help="where DKR's dissimilarity zeta is imposed (default visited)")
+    p.add_argument("--cache-only", action="store_true",
+                   help="do not solve: report only cached results (exit 0, null when absent)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--solver", default=None, help="CLARABEL, SCS or MOSEK (default: chain)")
+    p.add_argument("--vary", default=None, metavar="name=v1,v2,...",
+                   help="compute the bracket over these values of one parameter")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="with --vary: write the bracket plot here (.png or .svg)")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    import boundlab
+    from verify.cli import UsageError
+    from verify.cli.bounds_cmd import parse_assignments
+    from verify.tightness import NOT_MATCHED, SUPPORTED, bracket
+
+    if args.id == "list":
+        return _list(args.json, SUPPORTED, NOT_MATCHED)
+    b = boundlab.get(args.id)
+    params = parse_assignments(args.assignments, b)
+    if args.rounds is not None and args.rounds < 1:
+        from boundlab.errors import DomainError
+        raise DomainError("rounds", args.rounds, "integer >= 1")
+    kw = {"zeta_at": args.zeta_at, "cache": not args.no_cache, "solver": args.solver}
+    if args.plot and not args.vary:
+        raise UsageError("boundlab tightness: --plot needs --vary name=v1,v2,...")
+    if args.vary:
+        from verify.tightness.plots import bracket_grid, plot_brackets
+
+        name, values = _parse_vary(args.vary, b)
+        rows = bracket_grid(args.id, params, name, values, rounds=args.rounds,
+                            cache_only=args.cache_only, **kw)
+        if args.plot and any(r is not None for r in rows):
+            plot_brackets(rows, name, args.plot)
+        if args.json:
+            print(json.dumps([_clean(r) for r in rows]))
+        else:
+            for r in rows:
+                _print(r)
+        return max((_status(r) for r in rows), default=0)
+    missing = [n for n in b.params if n not in params
+               and not (args.rounds is not None and n in ("T", "t"))]
+    if missing:
+        from boundlab.errors import MissingParameterError
+        raise MissingParameterError(args.id, missing,
+                                    {n: b.params[n].domain.describe() for n in missing})
+    r = bracket(args.id, params, rounds=args.rounds, cache_only=args.cache_only, **kw)
+    if args.json:
+        print(json.dumps(_clean(r)))
+    else:
+        _print(r)
+    return _status(r)
+
+
+def _status(r) -> int:
+    if r is None:
+        return 0
+    if r["verdict"].startswith(("VIOLATED", "solver inconsistency")):
+        return 1
+    return 0 if r["worst_case_upper"] is not None or r["ok"] else 1
+
+
+def _parse_vary(text, bound):
+    from boundlab.errors import DomainError, UnknownNameError
+
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not raw:
+        raise DomainError("--vary", text, "name=v1,v2,...")
+    if name not in bound.params:
+        raise UnknownNameError(f"parameter of {bound.id}", name, list(bound.params))
+    try:
+        values = [float(v) for v in raw.split(",") if v.strip()]
+    except ValueError:
+        raise DomainError(name, raw, "comma-separated numbers") from None
+    return name, values
+
+
+def _clean(obj):
+    """JSON-safe: non-finite floats become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def _fmt(v):
+    return "-" if v is None else f"{v:.6g}"
+
+
+def _print(r) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if r is None:
+        console.print("not in the cache (--cache-only)")
+        return
+    t = Table(title=f"{r['id']}  " + " ".join(f"{k}={v:g}" for k, v in r["params"].items()))
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    for label, key in (("bound B", "bound"), ("PEP upper UB", "worst_case_upper"),
+                       ("PEP lower LB", "worst_case_lower"), ("B/UB", "ratio_low"),
+                       ("B/LB", "ratio_high"), ("duality gap", "gap"), ("seconds", "seconds")):
+        t.add_row(label, _fmt(r[key]))
+    console.print(t)
+    console.print(f"verdict: {r['verdict']}")
+    console.print("class: " + ("exact" if r["exact"] else "relaxed: " + "; ".join(r["relaxed"])))
+    if r["scope"]:
+        console.print("scope: " + "; ".join(r["scope"]))
+    for n in r["notes"]:
+        console.print(f"note: {n}")
+    console.print(f"solver: {r['solver']} ({r['status']}), cached: {r['cached']}")
+
+
+def _list(as_json, supported, not_matched) -> int:
+    rows = [{"id": i, "model": True} for i in sorted(supported)] + \
+        [{"id": i, "model": False, "why": w} for i, w in sorted(not_matched.items())]
+    if as_json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            print(r["id"] + ("" if r["model"] else f"  (no model: {r['why']})"))
+    return 0

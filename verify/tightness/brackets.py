@@ -1,0 +1,271 @@
+"""Tightness brackets: each published upper bound ``B`` against the exact worst case ``W``.
+
+    measured_toy  <=  LB  <=  W  <=  UB  <=  B        tightness in [B/UB, B/LB]
+
+``UB`` is the dual value of a PEP (an upper bound on the worst case over the PEP's function
+class), ``LB`` its primal value (a concrete instance of that class). How to read a bracket
+depends on how the PEP's class relates to the bound's class:
+
+* **relaxed** assumptions (listed in ``relaxed``; ``exact`` is False) -- the PEP's class is a
+  superset of the bound's, e.g. DKR's dissimilarity "for all x" imposed only at ``x*`` and at
+  the visited points. Then ``UB >= W``: ``UB <= B`` certifies the bound loose by at least
+  ``B/UB``; ``UB > B`` does NOT show the bound false, and ``LB`` may lie outside the bound's
+  class (``B/LB`` is the looseness on the relaxed class only).
+* **scope** restrictions (listed in ``scope``) -- the PEP covers a subclass of what the bound
+  claims (2 clients, exact gradients ``sigma = 0``). ``LB`` is then a genuine instance: ``LB >
+  B`` (with nothing relaxed) shows the bound false; ``B/UB`` is the looseness on the subclass.
+
+``ordering`` records the checks ``LB <= UB`` (solver consistency, within the model's
+tolerance) and ``UB <= B``; ``verdict`` says in words what follows. Where a bound's step-size
+preconditions fail, ``preconditions_violated`` lists them and ``B`` need not hold.
+
+Example
+-------
+>>> from verify.tightness import bracket
+>>> r = bracket("drift.plateau", {"eta": 0.1, "tau": 2, "L": 1.0, "zeta": 1.0}, cache=False)
+>>> r["ratio_low"] > 100, r["ordering"]["ub_le_b"]
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from boundlab.errors import DomainError, UnknownNameError
+
+from ._common import CACHE_ONLY, NotCached
+from ._solve import TOL
+
+__all__ = ["bracket", "SUPPORTED", "NOT_MATCHED", "round_param"]
+
+#: bound id -> the parameter that counts rounds (``--rounds`` overrides it)
+_ROUND_PARAM = {"drift.fedavg_convex": "T", "drift.plateau_finite": "T",
+                "contraction.fedprox_sc": "t", "contraction.beta_sc": "t"}
+
+#: bound ids whose assumptions a PEP cannot match, with the reason
+NOT_MATCHED = {
+    "contraction.fedavg_factor": "a contraction factor 1 - mu/(3L) of the bound's first term, "
+                                 "not a bound on a quantity of the method",
+    "contraction.fedprox_factor": "a contraction factor, not a bound on a quantity",
+    "contraction.beta_factor": "a contraction factor, not a bound on a quantity",
+    "drift.client_drift": "not modelled yet (drift metric max_k ||x_i - xbar||^2)",
+}
+
+
+def round_param(bound_id: str) -> str | None:
+    """The parameter of ``bound_id`` that counts rounds (``T`` or ``t``), if any.
+
+    >>> round_param("drift.fedavg_convex")
+    'T'
+    """
+    return _ROUND_PARAM.get(bound_id)
+
+
+def bracket(bound_id, params, rounds=None, cache_only=False, *, zeta_at="visited",
+            cache=True, solver=None) -> dict | None:
+    """The tightness bracket of one catalogue bound at one parameter point.
+
+    Parameters
+    ----------
+    bound_id : str
+        A catalogue id with a PEP model (:data:`SUPPORTED`).
+    params : dict
+        Every parameter of the bound (scalars). ``sigma`` must be 0 (the PEPs use exact
+        gradients); ``skew.recursion`` needs ``rho_bar = rho_tilde = 1`` (alpha = p).
+    rounds : int, optional
+        Overrides the bound's round count (``T`` or ``t``).
+    cache_only : bool
+        Return ``None`` instead of solving when some PEP is not in the cache.
+    zeta_at : {"visited", "x*"}
+        Where DKR's dissimilarity is imposed (``visited`` is the tighter relaxation).
+
+    Returns a dict with ``id``, ``bound`` (B), ``worst_case_upper`` (UB), ``worst_case_lower``
+    (LB or None), ``ratio_low`` (B/UB), ``ratio_high`` (B/LB, None without a positive LB),
+    ``exact``, ``relaxed``, ``scope``, ``solver``, ``gap``, ``seconds``, ``cached``, ``ok``,
+    ``ordering``, ``verdict``, ``preconditions_violated``, ``params``, ``pep`` (the record),
+    ``lower_in_bound_class`` (the value of an explicit instance satisfying the bound's own
+    assumptions exactly, where one is computed; else None).
+
+    >>> bracket("skew.recursion", {"Delta": 1.0, "eta": 0.1, "mu": 0.1, "L": 1.0, "E": 1,
+    ...         "G": 1.0, "sigma": 0.0, "Gamma": 0.0, "rho_bar": 1.0, "rho_tilde": 1.0},
+    ...         cache=False)["ordering"]["holds"]
+    True
+    """
+    import boundlab
+
+    b = boundlab.get(bound_id)
+    if bound_id not in SUPPORTED:
+        raise UnknownNameError("bound id with a PEP model", bound_id, sorted(SUPPORTED))
+    params = _scalars(dict(params))
+    if rounds is not None:
+        rp = round_param(bound_id)
+        if rp is None:
+            raise DomainError("rounds", rounds, f"not applicable: {bound_id} has no round count")
+        params[rp] = rounds
+    B = _bound_value(b, params)
+    violated = b.violated_preconditions(**params)
+    token = CACHE_ONLY.set(bool(cache_only))
+    try:
+        rec, scope, notes = SUPPORTED[bound_id](params, zeta_at=zeta_at, cache=cache,
+                                                solver=solver)
+    except NotCached:
+        return None
+    finally:
+        CACHE_ONLY.reset(token)
+    return _assemble(bound_id, B, params, rec, scope, notes, violated)
+
+
+# ------------------------------------------------------------------------------ model plans
+def _plateau(params, *, zeta_at, cache, solver):
+    from .pep_convex import wc_fedavg_plateau
+
+    rec = wc_fedavg_plateau(params["L"], params["eta"], params["tau"], params["zeta"],
+                            zeta_at=zeta_at, cache=cache, solver=solver)
+    return rec, ["2 clients", "exact gradients (sigma = 0)"], []
+
+
+def _avg_gap(params, *, zeta_at, cache, solver):
+    from .pep_convex import wc_fedavg_avg_gap
+
+    _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
+    scope = ["2 clients", "exact gradients (sigma = 0)"]
+    notes = []
+    if "M" in params and int(params["M"]) != 2:
+        notes.append(f"M = {params['M']} given; 2 clients modelled (the bound does not depend "
+                     "on M at sigma = 0)")
+    rec = wc_fedavg_avg_gap(params["L"], params["eta"], params["tau"], params["zeta"],
+                            params["D"], params["T"], zeta_at=zeta_at, cache=cache,
+                            solver=solver)
+    if rec.detail.get("mode") == "lyapunov":
+        notes.append("T too large for the full PEP: UB from the one-round Lyapunov PEP, LB "
+                     "from the worst stationary run")
+    return rec, scope, notes
+
+
+def _skew(params, *, zeta_at, cache, solver):
+    from .pep_gap import wc_skew_step
+
+    _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
+    for name in ("rho_bar", "rho_tilde"):
+        if float(params[name]) != 1.0:
+            raise DomainError(name, params[name], "1 (alpha = p, FedAvg: rho = 1 identically; "
+                              "other weight rules are not modelled)")
+    rec = wc_skew_step(params["Delta"], params["eta"], params["mu"], params["L"],
+                       int(params["E"]), params["G"], params["Gamma"], cache=cache,
+                       solver=solver)
+    return rec, ["2 clients, p = (1/2, 1/2)", "exact gradients (sigma = 0)"], [
+        "worst case over the position s = 0..E-1 of the step inside its round"]
+
+
+def _fedprox(params, *, zeta_at, cache, solver):
+    from .pep_gap import wc_fedprox_gap
+
+    _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
+    rec = wc_fedprox_gap(int(params["t"]), params["L"], params["mu"], params["alpha"],
+                         params["Delta"], params["Gamma"], params["G"], int(params["E"]),
+                         cache=cache, solver=solver)
+    return rec, ["2 clients, p = (1/2, 1/2)", "exact gradients (sigma = 0; S unused)"], \
+        _chain_note(rec)
+
+
+def _beta(params, *, zeta_at, cache, solver):
+    from .pep_gap import wc_beta_gap
+
+    _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
+    rec = wc_beta_gap(int(params["t"]), params["L"], params["mu"], params["beta"],
+                      params["Delta"], params["Gamma"], params["G"], int(params["E"]),
+                      cache=cache, solver=solver)
+    return rec, ["2 clients (graph weights 1/2 forced)", "exact gradients (sigma = 0; S unused)"
+                 ], _chain_note(rec)
+
+
+def _chain_note(rec):
+    if rec.status.startswith("chained"):
+        return ["rounds chained (upper bound only: no instance, LB = None)"]
+    return []
+
+
+SUPPORTED = {
+    "drift.plateau": _plateau,
+    "drift.fedavg_convex": _avg_gap,
+    "drift.plateau_finite": _avg_gap,
+    "skew.recursion": _skew,
+    "contraction.fedprox_sc": _fedprox,
+    "contraction.beta_sc": _beta,
+}
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _scalars(params):
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise DomainError(k, v, "a real number") from None
+        out[k] = int(v) if float(v).is_integer() and k in ("tau", "T", "t", "E", "M") else v
+    return out
+
+
+def _need_zero(params, name, domain):
+    if name in params and float(params[name]) != 0.0:
+        raise DomainError(name, params[name], domain)
+
+
+def _bound_value(b, params) -> float:
+    """``B`` at ``params``; sigma = 0 is taken as the limit where a domain excludes it."""
+    try:
+        return float(b.evaluate(**params))
+    except DomainError as exc:
+        if exc.name == "sigma" and float(params.get("sigma", 1.0)) == 0.0:
+            subs = {p.symbol: params[n] for n, p in b.params.items()}
+            b.evaluate(**{**params, "sigma": 1.0})  # validates every other parameter
+            return float(b.expr.subs(subs))
+        raise
+
+
+def _ratio(b, w):
+    if w is None or not math.isfinite(w) or w <= 0:
+        return None
+    return b / w
+
+
+def _assemble(bound_id, B, params, rec, scope, notes, violated):
+    ub, lb = rec.value, rec.lower
+    tol = rec.detail.get("tolerance", TOL)
+    scale = max(abs(ub or 0.0), abs(lb or 0.0), 1e-300)
+    lb_le_ub = None if (ub is None or lb is None) else bool(lb <= ub + 10 * tol * scale)
+    ub_le_b = None if ub is None else bool(ub <= B * (1 + 1e-12))
+    lb_le_b = None if lb is None else bool(lb <= B * (1 + 1e-12))
+    exact = not rec.relaxed
+    holds = None if ub_le_b is None else bool(ub_le_b and lb_le_ub is not False)
+    if ub is None:
+        verdict = f"no worst case: {rec.status}"
+    elif lb_le_ub is False:
+        verdict = "solver inconsistency: LB > UB beyond tolerance"
+    elif ub_le_b:
+        verdict = f"bound holds on the PEP class; loose by at least B/UB = {B / ub:.4g}" \
+            if ub > 0 else "bound holds; worst case is 0"
+    elif lb_le_b is False and exact:
+        verdict = "VIOLATED: a worst-case instance (LB) exceeds B"
+    elif lb_le_b is False:
+        verdict = ("LB > B on the relaxed class: not a proof that the bound is false "
+                   "(the instance may violate the bound's assumptions)")
+    else:
+        verdict = "inconclusive: UB > B (relaxed class or chained rounds)"
+    if violated:
+        verdict += f"; preconditions violated ({'; '.join(violated)}): B need not hold"
+    return {
+        "id": bound_id, "bound": B, "worst_case_upper": ub, "worst_case_lower": lb,
+        "ratio_low": _ratio(B, ub), "ratio_high": _ratio(B, lb), "exact": exact,
+        "relaxed": list(rec.relaxed), "scope": list(scope), "notes": list(notes),
+        "solver": rec.solver, "gap": rec.gap, "seconds": rec.seconds, "cached": rec.cached,
+        "ok": rec.ok, "status": rec.status,
+        "ordering": {"lb_le_ub": lb_le_ub, "ub_le_b": ub_le_b, "lb_le_b": lb_le_b,
+                     "holds": holds},
+        "lower_in_bound_class": rec.detail.get("lower_quadratic"),
+        "verdict": verdict, "preconditions_violated": list(violated), "params": dict(params),
+        "pep": rec.to_dict(),
+    }
