@@ -112,7 +112,7 @@ round_progress = Bound(
     preconditions=(ETA_LE,),
     terms={"progress": _progress, "noise": eta * sigma**2 / M,
            "drift": L / (M * tau) * drift_sum},
-    errata=("DKR-5", "DKR-7", "DKR-8"),
+    errata=("DKR-5",),
 )
 
 round_progress_printed = Bound(
@@ -120,9 +120,11 @@ round_progress_printed = Bound(
     source=f"{_SRC}, Lemma 2.2 as printed (appendix eq. (5))",
     expr=_progress + eta * sigma**2 / M + drift_sum / (M * tau),
     params=make_params("dist0", "dist_tau", "eta", "tau", "sigma", "M", "drift_sum"),
+    extra_params=make_params("L"),
     kind="upper",
     lhs="round_avg_gap",
     description="As printed, without the factor L on the drift term (DKR-5).",
+    preconditions=(ETA_LE,),
     errata=("DKR-5",),
     printed=True,
 )

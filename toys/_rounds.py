@@ -98,7 +98,7 @@ def simulate(ctx, trace):
         else:  # fedvarp: coefficient of the fresh updates
             coef = ops.where(mask, p, 0.0) * (N / max(n_part, 1))
         ALPHA[r] = coef
-        a_v = fa.participating_coef(ops, coef, mask)  # virtual-average weights (simplex)
+        a_v = fa.participating_coef(ops, coef, mask) if measure else None  # virtual average
 
         if measure:
             RB[_RI["n_participants"], r] = n_part
@@ -124,7 +124,7 @@ def simulate(ctx, trace):
                     RB[_RI["zeta_obs"], r] = _zeta_obs(ctx, W, mask_np)
         else:
             W = W0
-        Delta = ops.where(mask[:, None], W - x, 0.0)
+        Delta = W - x if n_part == N else ops.where(mask[:, None], W - x, 0.0)
 
         # ---- server
         if plan.server in ("simplex", "fedau"):

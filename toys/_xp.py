@@ -22,10 +22,13 @@ __all__ = ["NUMPY", "NumpyOps"]
 
 
 class NumpyOps:
-    """The numpy namespace of the shim (float64 by default).
+    """The numpy namespace of the shim (float64 by default). Methods mirror numpy functions
+    (creation, elementwise, reductions with a positional ``axis``); :class:`TorchOps` in
+    :mod:`toys.torch_backend` has the same methods on torch tensors.
 
-    >>> NumpyOps().zeros((2,)).dtype
-    dtype('float64')
+    >>> ops = NumpyOps()
+    >>> ops.zeros((2,)).dtype, ops.count(ops.asbool([True, False, True]))
+    (dtype('float64'), 2)
     """
 
     name = "numpy"

@@ -48,7 +48,12 @@ __all__ = [
 
 class FedAUState(NamedTuple):
     """Algorithm 2 state, one entry per client: ``M`` (intervals collected), ``Sd`` (length of
-    the interval being counted, S^◇), ``omega`` (the weight to use in the coming round)."""
+    the interval being counted, S^◇), ``omega`` (the weight to use in the coming round).
+
+    >>> from toys._xp import NUMPY as ops
+    >>> fedau_init(ops, 2)._fields
+    ('M', 'Sd', 'omega')
+    """
 
     M: object
     Sd: object

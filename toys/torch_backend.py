@@ -188,7 +188,14 @@ def setup(problem, device, dtype, sample_seed: int):
 
 class QuadraticOracle:
     """F_i(x) = 1/2 (x - c_i)^T A_i (x - c_i) + b_i on torch (noise as in the numpy problem,
-    drawn from the torch generator)."""
+    drawn from the torch generator).
+
+    >>> import toys
+    >>> q = toys.quadratic(2, 2, seed=0)
+    >>> orc = QuadraticOracle(TorchOps("cpu"), q.arrays())
+    >>> bool(abs(float(orc.losses(orc.ops.asarray(q.x_star_i))[0]) - q.F_star_i[0]) < 1e-12)
+    True
+    """
 
     def __init__(self, ops, arr):
         self.ops = ops
@@ -217,7 +224,15 @@ class QuadraticOracle:
 
 class LogisticOracle:
     """Binary / multinomial L2-regularised logistic regression on torch (same formulas as
-    :class:`~toys.problems_logistic.Logistic`)."""
+    :class:`~toys.problems_logistic.Logistic`).
+
+    >>> import numpy as np, toys
+    >>> prob = toys.logistic_synthetic(n_clients=2, dim=2, seed=0)
+    >>> orc = LogisticOracle(TorchOps("cpu"), prob.arrays())
+    >>> L = orc.ops.to_numpy(orc.losses(orc.ops.asarray(np.zeros(2))))
+    >>> bool(np.allclose(L, prob.losses(np.zeros(2)), atol=1e-14))
+    True
+    """
 
     def __init__(self, ops, arr):
         torch = ops.torch

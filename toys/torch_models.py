@@ -176,7 +176,14 @@ class CNNProblem(FederatedProblem):
         return math.nan
 
     def torch_oracle(self, ops):
-        """The batched oracle on ``ops``' device and dtype (used by backend='torch')."""
+        """The batched oracle on ``ops``' device and dtype (used by backend='torch').
+
+        >>> import numpy as np
+        >>> from toys.torch_backend import TorchOps
+        >>> p = CNNProblem(np.zeros((2, 1, 4, 4)), np.zeros((2, 1), int), np.ones((2, 1), bool))
+        >>> p.torch_oracle(TorchOps("cpu")).n_clients
+        2
+        """
         return _Core(self, ops)
 
     def _core(self):

@@ -164,7 +164,7 @@ def _fedprox(params, *, zeta_at, cache, solver):
     _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
     rec = wc_fedprox_gap(int(params["t"]), params["L"], params["mu"], params["alpha"],
                          params["Delta"], params["Gamma"], params["G"], int(params["E"]),
-                         cache=cache, solver=solver)
+                         gamma=params.get("gamma"), cache=cache, solver=solver)
     return rec, ["2 clients, p = (1/2, 1/2)", "exact gradients (sigma = 0; S unused)"], \
         _chain_note(rec)
 
@@ -175,9 +175,23 @@ def _beta(params, *, zeta_at, cache, solver):
     _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
     rec = wc_beta_gap(int(params["t"]), params["L"], params["mu"], params["beta"],
                       params["Delta"], params["Gamma"], params["G"], int(params["E"]),
-                      cache=cache, solver=solver)
+                      gamma=params.get("gamma"), cache=cache, solver=solver)
     return rec, ["2 clients (graph weights 1/2 forced)", "exact gradients (sigma = 0; S unused)"
                  ], _chain_note(rec)
+
+
+def _lemma(params, *, zeta_at, cache, solver):
+    from .pep_gap import wc_local_dist_step
+
+    _need_zero(params, "sigma", "0 (the PEP models exact gradients)")
+    if "gamma_prev" in params:
+        _need_zero(params, "gamma_prev", "0 (t = 0: round 0 anchors u = w_bar_0; later rounds "
+                   "depend on the previous round's local models and are not modelled)")
+    rec = wc_local_dist_step(params["L"], params["mu"], params["gamma"], int(params["E"]),
+                             params["dist_t"], params["Gamma"], params["G"],
+                             alpha=params.get("alpha", 0.0), beta=params.get("beta", 1.0),
+                             cache=cache, solver=solver)
+    return rec, ["2 clients, p = (1/2, 1/2)", "exact gradients (sigma = 0; S unused)"], []
 
 
 def _chain_note(rec):
@@ -193,6 +207,8 @@ SUPPORTED = {
     "skew.recursion": _skew,
     "contraction.fedprox_sc": _fedprox,
     "contraction.beta_sc": _beta,
+    "contraction.lemma_a3": _lemma,
+    "contraction.lemma_b3": _lemma,
 }
 
 

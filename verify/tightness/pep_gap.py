@@ -40,7 +40,8 @@ from ._common import (Federation, cached_solve, check_choice, check_int, check_n
 from ._solve import PEPRecord
 from .pep_models import _chain_record
 
-__all__ = ["wc_fedprox_gap", "wc_beta_gap", "wc_skew_step", "FULL_ROUNDS_GAP"]
+__all__ = ["wc_fedprox_gap", "wc_beta_gap", "wc_skew_step", "wc_local_dist_step",
+           "FULL_ROUNDS_GAP"]
 
 #: ``mode="auto"`` solves the full PEP while rounds * E stays at most this
 FULL_ROUNDS_GAP = 6
@@ -162,6 +163,45 @@ def wc_skew_step(Delta, eta, mu, L, E, G, Gamma, *, weights=None, cache=True,
 _SKEW_RELAXED = ("round start free: earlier rounds not modelled",)
 
 
+def wc_local_dist_step(L, mu, gamma, E, dist_t, Gamma, G, *, alpha=0.0, beta=1.0, cache=True,
+                       solver=None) -> PEPRecord:
+    """Worst case of one round of FedProx / the beta method in squared distance (BC Lemmas A.3,
+    B.3 at ``t = 0``).
+
+    **Problem**: 2 clients, ``p = (1/2, 1/2)``, L-smooth mu-strongly convex, ``Gamma``,
+    ``||grad f_i|| <= G`` at the local iterates ``k = 0..E`` (and the perturbed query points).
+
+    **Algorithm**: FedProx gradient steps (``alpha``) or beta-perturbed steps with anchors
+    ``u_i = w_bar_{0,0}`` (round 0), step ``gamma``.
+
+    **Metric**: ``||w_bar_1 - w*||^2`` over ``||w_bar_0 - w*||^2 <= dist_t``.
+
+    **Theoretical guarantee**: Lemma A.3: ``kappa dist_t + gamma^2 E S sigma^2 + 6 gamma^2 L E
+    Gamma + 8 gamma^2 E^3 G^2``, ``kappa = (alpha + mu (1 - gamma (alpha + mu))^E)/(alpha +
+    mu)``; Lemma B.3 (``t = 0``): ``kappa = 1 - 1/beta + (1/beta)(1 - beta mu gamma)^E``, plus
+    ``8 gamma^2 E^3 G^2 (4 + (1 - beta)^2) + mu gamma^3 beta (1 - beta) E^3 G^2 + ...``.
+
+    >>> r = wc_local_dist_step(1.0, 0.1, 0.25, 2, 1.0, 0.1, 2.0, alpha=0.5, cache=False)
+    >>> 0.0 < r.value < 1.0
+    True
+    """
+    L, mu, gamma = check_pos("L", L), check_pos("mu", mu), check_pos("gamma", gamma)
+    _mu_lt(mu, L)
+    E = check_int("E", E, 1, 100)
+    dist_t, Gamma, G = check_nonneg("dist_t", dist_t), check_nonneg("Gamma", Gamma), \
+        check_pos("G", G)
+    alpha, beta = check_nonneg("alpha", alpha), check_pos("beta", beta, 1.0, "1")
+    b2 = max(dist_t, Gamma / L, (G / L) ** 2)  # squared length unit
+    norm = {"mu": mu / L, "gamma": gamma * L, "E": E, "prox": alpha / L, "beta": beta,
+            "p": [0.5, 0.5], "Gamma": Gamma / (L * b2), "G": G / (L * b2**0.5),
+            "Delta": dist_t / b2, "rounds": 1, "metric": "dist"}
+    raw = cached_solve("local_dist_step", _FCLASS, norm, _build_gap(norm), cache=cache,
+                       solver=solver)
+    return record_from("local_dist_step", raw, scale=b2,
+                       params={"L": L, "mu": mu, "gamma": gamma, "E": E, "dist_t": dist_t,
+                               "Gamma": Gamma, "G": G, "alpha": alpha, "beta": beta})
+
+
 # ---------------------------------------------------------------------------------- internals
 def _replace(rec, **kw):
     import dataclasses
@@ -225,15 +265,17 @@ def _build_gap(norm):
     def build(pb):
         p = norm["p"]
         fed = Federation(pb, 2, 1.0, norm["mu"], p, G=norm["G"], Gamma=norm["Gamma"])
+        dist = norm.get("metric") == "dist"
+        measure = fed.dist2 if dist else fed.value
         x = pb.set_initial_point()
-        pb.set_initial_condition(fed.value(x) <= norm["Delta"])
+        pb.set_initial_condition(measure(x) <= norm["Delta"])
         prev = None
         for _ in range(norm["rounds"]):
             anchors = [x, x] if prev is None else [prev[1], prev[0]]
             ends = [_client_round(fed, i, x, norm, anchors[i]) for i in range(2)]
             prev = ends
             x = p[0] * ends[0] + p[1] * ends[1]
-        pb.set_performance_metric(fed.value(x))
+        pb.set_performance_metric(measure(x))
     return build
 
 
