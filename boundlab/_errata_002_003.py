@@ -71,7 +71,8 @@ ERRATA = (
         id="FedAU-F12",
         source=f"{_F}, §5 example (participation-count interval)",
         quote="sigma' := sqrt(T p_n (1 - p_n)) = 0.0196 = 14",
-        corrected=("sigma' = sqrt(10^4 * 0.0196) = 14 (0.0196 is p_n (1 - p_n)); T/(mu' + 2 sigma') "
+        corrected=("sigma' = sqrt(10^4 * 0.0196) = 14 (0.0196 is p_n (1 - p_n)); "
+                   "T/(mu' + 2 sigma') "
                    "= 43.86 and T/(mu' - 2 sigma') = 58.14 are right"),
         verdict="CONFIRMED-minor",
         bounds=(),

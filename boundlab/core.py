@@ -19,8 +19,8 @@ Example
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 import sympy as sp
@@ -52,7 +52,7 @@ class Param:
     doc: str = ""
 
     @classmethod
-    def of(cls, name: str, domain: Domain | None = None, doc: str = "") -> "Param":
+    def of(cls, name: str, domain: Domain | None = None, doc: str = "") -> Param:
         dom = domain if domain is not None else domain_of(name)
         return cls(name, sym(name, domain_of(name)), dom, doc or meaning_of(name))
 
@@ -219,7 +219,8 @@ class Bound:
             "description": self.description,
             "expr": sp.sstr(self.expr),
             "latex": self.latex(),
-            "params": {n: {"domain": p.domain.describe(), "doc": p.doc} for n, p in self.params.items()},
+            "params": {n: {"domain": p.domain.describe(), "doc": p.doc}
+                       for n, p in self.params.items()},
             "extra_params": {n: {"domain": p.domain.describe(), "doc": p.doc}
                              for n, p in self.extra_params.items()},
             "preconditions": [pc.text for pc in self.preconditions],
@@ -237,7 +238,8 @@ class Bound:
     @functools.cached_property
     def _term_fns(self):
         syms = [p.symbol for p in self.params.values()]
-        return {k: sp.lambdify(syms, v, modules="numpy", dummify=True) for k, v in self.terms.items()}
+        return {k: sp.lambdify(syms, v, modules="numpy", dummify=True)
+                for k, v in self.terms.items()}
 
     def _validate(self, values: Mapping, *, allow_extra: bool = False) -> dict[str, np.ndarray]:
         known = set(self.params) | set(self.extra_params)

@@ -15,7 +15,6 @@ Example
 
 from __future__ import annotations
 
-
 from .core import Bound, Precondition, make_params
 from .symbols import sym
 

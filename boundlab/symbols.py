@@ -110,7 +110,8 @@ _TABLE: dict[str, tuple[Domain, str]] = {
     # shared smoothness / convexity constants
     "L": (POSITIVE, "smoothness constant of every client objective"),
     "mu": (POSITIVE, "strong-convexity constant (BM, BC); not the FedProx coefficient"),
-    "sigma": (NONNEGATIVE, "stochastic-gradient standard deviation bound (sigma^2 bounds the variance)"),
+    "sigma": (NONNEGATIVE,
+              "stochastic-gradient standard deviation bound (sigma^2 bounds the variance)"),
     "G": (POSITIVE, "second-moment bound: E||g_i||^2 <= G^2, read along the trajectory"),
     "Gamma": (NONNEGATIVE, "heterogeneity F* - sum_i p_i F_i*"),
     "zeta": (NONNEGATIVE, "gradient dissimilarity max_i sup_x ||grad F_i(x) - grad F(x)||"),
@@ -169,7 +170,8 @@ _TABLE: dict[str, tuple[Domain, str]] = {
 
 LATEX_NAMES = {
     "mu": r"\mu", "sigma": r"\sigma", "Gamma": r"\Gamma", "zeta": r"\zeta", "eta": r"\eta",
-    "tau": r"\tau", "rho_bar": r"\bar\rho", "rho_tilde": r"\tilde\rho", "pi": r"\pi", "Pi": r"\Pi", "p_min": r"p_{\min}", "D0": r"\|w^0-w^\star\|", "Delta": r"\Delta",
+    "tau": r"\tau", "rho_bar": r"\bar\rho", "rho_tilde": r"\tilde\rho", "pi": r"\pi", "Pi": r"\Pi",
+    "p_min": r"p_{\min}", "D0": r"\|w^0-w^\star\|", "Delta": r"\Delta",
     "alpha": r"\alpha", "beta": r"\beta", "dist0": r"\|\bar x^{(t,0)}-x^\star\|^2",
     "dist_tau": r"\|\bar x^{(t,\tau)}-x^\star\|^2", "drift_sum": r"\Sigma_{\rm drift}",
     "d_k": r"d_k", "gamma": r"\gamma", "eta_t": r"\eta_t", "lambda1": r"\lambda_1",

@@ -336,6 +336,6 @@ BOUNDS = [
     lemma_b71_printed,
 ]
 
-from .weight_error_convergence import BOUNDS as _CONVERGENCE
+from .weight_error_convergence import BOUNDS as _CONVERGENCE  # noqa: E402
 
 BOUNDS = BOUNDS + list(_CONVERGENCE)

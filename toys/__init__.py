@@ -66,9 +66,9 @@ _LAZY = {
     "Trace": "toys.trace",
 }
 
-_SUBMODULES = ("participation", "partitions", "datasets", "problems", "registry", "base",
-               "engine", "trace", "algorithms", "aggregation", "local", "fedau", "beta",
-               "torch_backend")
+_SUBMODULES = ("participation", "datasets", "problems", "registry", "base", "engine", "trace",
+               "algorithms", "torch_backend", "torch_models", "local", "aggregation", "fedau",
+               "beta", "partitions")
 
 
 def __getattr__(name):

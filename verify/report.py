@@ -100,7 +100,8 @@ def to_json(results) -> str:
 
 def _details(r) -> list[str]:
     lines = [f"### {r.check} — `{r.bound_id}` — **{r.verdict}**", "",
-             f"- paper: {r.paper}", f"- problem: {r.problem}; setting: `{json.dumps(r.setting, default=float)}`",
+             f"- paper: {r.paper}",
+             f"- problem: {r.problem}; setting: `{json.dumps(r.setting, default=float)}`",
              f"- measured: {_fmt(r.measured, 4)} (95 % CI [{_fmt(r.measured_lo, 4)}, "
              f"{_fmt(r.measured_hi, 4)}], {r.n_seeds} seed(s)); bound: {_fmt(r.bound, 4)}; "
              f"ratio bound/measured: {_fmt(r.ratio, 4)}"]

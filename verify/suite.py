@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from boundlab.errors import DomainError, UnknownNameError
 
@@ -152,9 +152,8 @@ def run_suite(only: str | None = None, ctx: Context | None = None, progress: boo
         results.extend(out)
 
     if progress:
-        from rich.progress import Progress
-
         from rich.console import Console
+        from rich.progress import Progress
 
         with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("checks", total=len(specs))

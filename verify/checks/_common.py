@@ -18,7 +18,7 @@ import boundlab
 
 from ..compare import CheckResult, compare
 
-__all__ = ["judge", "claim", "constants_record", "attach_tightness", "server_models"]
+__all__ = ["judge", "claim", "constants_record", "attach_tightness", "server_models", "simulate"]
 
 
 def constants_record(consts, names=None, extra: dict | None = None) -> dict:
@@ -80,6 +80,24 @@ def claim(check: str, bound_id: str, problem: str, ok: bool, *, measured=float("
                        bound=float(reference), ratio=float(ratio), n_seeds=len(seeds) or 1,
                        seeds=list(seeds), setting=dict(setting or {}),
                        note=("claim: " + note).strip(), series=series or {})
+
+
+def simulate(ctx, problem, algorithm: str, **kw):
+    """``toys.run`` on the backend and device the suite was asked for (``--backend``).
+
+    >>> import toys
+    >>> from verify.suite import Context
+    >>> simulate(Context(), toys.quadratic(2, 2, seed=0), "fedavg", rounds=2, seed=0,
+    ...          lr=0.1).backend
+    'numpy'
+    """
+    import toys
+
+    backend = getattr(ctx, "backend", "numpy") if ctx is not None else "numpy"
+    if backend != "numpy":
+        kw.setdefault("backend", backend)
+        kw.setdefault("device", getattr(ctx, "device", None))
+    return toys.run(problem, algorithm, **kw)
 
 
 def server_models(prob, rounds: int, runs=(), algorithm: str = "fedavg", x0=None,

@@ -52,12 +52,13 @@ def _gamma(algo, hyper, L):
 
 
 @functools.lru_cache(maxsize=None)
-def _run(label, rounds):
+def _run(label, rounds, backend="numpy", device=None):
     prob, consts = _problem()
     _, algo, hyper, _ = next(m for m in METHODS if m[0] == label)
     gamma = _gamma(algo, hyper, consts.L.value)
+    extra = {} if backend == "numpy" else {"backend": backend, "device": device}
     tr = toys.run(prob, algo, rounds=rounds, seed=0, lr=gamma, local_steps=E, x0=_x0(prob),
-                  **hyper)
+                  **hyper, **extra)
     return tr, gamma
 
 
@@ -80,7 +81,7 @@ def contraction_theorems(ctx):
     out = []
     for label, algo, hyper, bid in METHODS:
         bound = boundlab.get(bid)
-        tr, gamma = _run(label, rounds)
+        tr, gamma = _run(label, rounds, ctx.backend, ctx.device)
         prm = _params(tr, consts, prob, hyper, gamma)
         t = np.arange(rounds + 1)
         rhs = bound.evaluate_from(prm, t=t)
@@ -127,7 +128,7 @@ def contraction_rates(ctx):
                  "beta_0.5": "contraction.beta_factor", "beta_0.9": "contraction.beta_factor"}
     out, rates, curves, factors = [], {}, {}, {}
     for label, algo, hyper, _ in METHODS:
-        tr, _ = _run(label, rounds)
+        tr, _ = _run(label, rounds, ctx.backend, ctx.device)
         q = _measured_rate(tr.gap)
         bound = boundlab.get(factor_id[label])
         prm = dict(mu=c["mu"], L=c["L"], alpha=hyper.get("prox", 0.0),

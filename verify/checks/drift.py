@@ -30,7 +30,7 @@ import boundlab
 import toys
 
 from ..suite import register
-from ._common import attach_tightness, claim, constants_record, judge, server_models
+from ._common import attach_tightness, claim, constants_record, judge, server_models, simulate
 
 ETA = 0.2
 TAUS_FULL, TAUS_QUICK = (10, 50, 300, 1000), (10, 50)
@@ -56,9 +56,10 @@ def _paper_participation(M: int, rounds: int, seed: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def _theory_run(tau: int, rounds: int):
+def _theory_run(tau: int, rounds: int, backend: str = "numpy", device=None):
     prob, _ = _toy()
-    return toys.run(prob, "fedavg", rounds=rounds, seed=0, lr=ETA, local_steps=tau)
+    return toys.run(prob, "fedavg", rounds=rounds, seed=0, lr=ETA, local_steps=tau,
+                    **({} if backend == "numpy" else {"backend": backend, "device": device}))
 
 
 def _rounds(ctx):
@@ -77,7 +78,7 @@ def drift_theorem_seed004(ctx):
     T = _rounds(ctx)
     out = []
     for tau in _taus(ctx):
-        tr = _theory_run(tau, T)
+        tr = _theory_run(tau, T, ctx.backend, ctx.device)
         params = _params(consts, tau, T, prob.n_clients)
         running = np.cumsum(tr.shadow_gap) / np.arange(1, T + 1)
         t_axis = np.arange(1, T + 1)
@@ -103,7 +104,7 @@ def drift_client_drift(ctx):
     T = _rounds(ctx)
     out = []
     for tau in _taus(ctx):
-        tr = _theory_run(tau, T)
+        tr = _theory_run(tau, T, ctx.backend, ctx.device)
         params = _params(consts, tau, T, prob.n_clients)
         out.append(judge(bound, [float(np.nanmax(tr.drift_max))], params,
                          check=f"drift_lemma23_tau{tau}", problem="seed004-toy (theory protocol)",
@@ -119,7 +120,7 @@ def drift_round_progress(ctx):
     T = _rounds(ctx)
     out = []
     for tau in _taus(ctx)[:2]:
-        tr = _theory_run(tau, T)
+        tr = _theory_run(tau, T, ctx.backend, ctx.device)
         c = consts.as_params()
         params = dict(dist0=tr.dist2[:-1], dist_tau=tr.dist2[1:], eta=ETA, tau=tau, sigma=0.0,
                       M=prob.n_clients, L=c["L"], drift_sum=tr.drift_sum)
@@ -145,14 +146,14 @@ def drift_plateau(ctx):
     out, paper_final = [], []
     for tau in _taus(ctx):
         params = _params(consts, tau, T, M)
-        tr = _theory_run(tau, T)
+        tr = _theory_run(tau, T, ctx.backend, ctx.device)
         r = judge(bound, [tr.shadow_gap[-1]], params, check=f"drift_plateau_theory_tau{tau}",
                   problem="seed004-toy (theory protocol)", seeds=[0],
                   note="measured: shadow gap averaged over the last round's local steps",
                   constants=constants_record(consts, ("L", "zeta")))
         attach_tightness(r, ctx, params)
         out.append(r)
-        pp = toys.run(prob, "fedavg", rounds=T, seed=1, lr=ETA, local_steps=tau,
+        pp = simulate(ctx, prob, "fedavg", rounds=T, seed=1, lr=ETA, local_steps=tau,
                       participation=_paper_participation(M, T, seed=1), record="sync")
         paper_final.append(pp.gap[-1])
         out.append(judge(bound, [pp.gap[-1]], params, check=f"drift_plateau_paper_tau{tau}",
@@ -180,7 +181,8 @@ def drift_fedprox_vs_fedavg(ctx):
     part = _paper_participation(prob.n_clients, T, seed=1)
     gaps = {}
     for name, hyper in (("fedavg", {}), ("fedprox", {"prox": 0.1})):
-        tr = toys.run(prob, name, rounds=T, seed=1, lr=ETA, local_steps=tau, participation=part,
+        tr = simulate(ctx, prob, name, rounds=T, seed=1, lr=ETA, local_steps=tau,
+                      participation=part,
                       record="sync", **hyper)
         gaps[name] = tr.gap
     ok = bool(gaps["fedprox"][-1] < gaps["fedavg"][-1])
@@ -202,7 +204,7 @@ def drift_theorem_minibatch(ctx):
     tau, T, b = 5, ctx.pick(40, 15), 4
     eta = 0.5 / (4 * consts0.L.value)
     seeds = list(range(ctx.n_seeds(12, 4)))
-    runs = [toys.run(prob, "fedavg", rounds=T, seed=s, lr=eta, local_steps=tau, batch_size=b)
+    runs = [simulate(ctx, prob, "fedavg", rounds=T, seed=s, lr=eta, local_steps=tau, batch_size=b)
             for s in seeds]
     # sigma^2 and G^2 are evaluated at the server models of the full-batch run (round by round)
     # and at every run's final model: an a-posteriori estimate along the trajectory

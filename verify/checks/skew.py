@@ -32,7 +32,7 @@ import boundlab
 import toys
 
 from ..suite import register
-from ._common import attach_tightness, claim, constants_record, judge, server_models
+from ._common import attach_tightness, claim, constants_record, judge, server_models, simulate
 
 E = 2
 RULES = (("fedavg", {}), ("fedsoftmax", {"temperature": 10.0}),
@@ -55,11 +55,12 @@ def _gamma(L, mu, p_min, E):
 
 
 @functools.lru_cache(maxsize=None)
-def _run(name, hyper_items, rounds, gamma):
+def _run(name, hyper_items, rounds, gamma, backend="numpy", device=None):
     prob, _ = _quad()
     mu = 1.0
+    extra = {} if backend == "numpy" else {"backend": backend, "device": device}
     return toys.run(prob, name, rounds=rounds, seed=0, local_steps=E, record="step",
-                    lr=lambda t: 1.0 / (mu * (t + gamma)), **dict(hyper_items))
+                    lr=lambda t: 1.0 / (mu * (t + gamma)), **dict(hyper_items), **extra)
 
 
 def _params(tr, consts, gamma, T):
@@ -86,7 +87,7 @@ def skew_recursion_quadratic(ctx):
     gamma = _gamma(consts.L.value, consts.mu.value, prob.p.min(), E)
     out = []
     for name, hyper in RULES:
-        tr = _run(name, tuple(hyper.items()), rounds, gamma)
+        tr = _run(name, tuple(hyper.items()), rounds, gamma, ctx.backend, ctx.device)
         before = np.concatenate([tr.dist2[:-1, None], tr.steps["dist2"][:, :-1]], axis=1).ravel()
         after = tr.steps["dist2"].ravel()
         eta = tr.steps["lr"].ravel()
@@ -120,7 +121,7 @@ def skew_corollary_quadratic(ctx):
     gamma = _gamma(consts.L.value, consts.mu.value, prob.p.min(), E)
     out = []
     for name, hyper in RULES:
-        tr = _run(name, tuple(hyper.items()), rounds, gamma)
+        tr = _run(name, tuple(hyper.items()), rounds, gamma, ctx.backend, ctx.device)
         prm = _params(tr, consts, gamma, rounds * E)
         t_iter = E * np.arange(1, rounds + 1)
         series = {"kind": "curve", "x": t_iter, "measured": tr.gap[1:],
@@ -147,7 +148,7 @@ def skew_corollary_printed(ctx):
     gamma = 4 * consts.L.value / consts.mu.value
     out = []
     for name, hyper in (RULES[0], RULES[3], RULES[4]):
-        tr = _run(name, tuple(hyper.items()), rounds, gamma)
+        tr = _run(name, tuple(hyper.items()), rounds, gamma, ctx.backend, ctx.device)
         prm = _params(tr, consts, gamma, rounds * E)
         out.append(judge(bound, [tr.gap[-1]], prm,
                          check=f"skew_corollary_printed_{_label(name, hyper)}",
@@ -170,7 +171,7 @@ def skew_corollary_logistic_sgd(ctx):
     runs = {}
     for name, hyper in (RULES[0], RULES[2]):
         runs[_label(name, hyper)] = [
-            toys.run(prob, name, rounds=rounds, seed=s, local_steps=E, lr=lr, batch_size=b,
+            simulate(ctx, prob, name, rounds=rounds, seed=s, local_steps=E, lr=lr, batch_size=b,
                      **hyper) for s in seeds]
     traj = server_models(prob, rounds, [tr for rs in runs.values() for tr in rs], lr=lr,
                          local_steps=E)
@@ -199,7 +200,7 @@ def skew_alpha_to_p(ctx):
     prob = toys.quadratic(n_clients=5, dim=2, L=4.0, mu=1.0, heterogeneity=0.0, seed=1)
     rounds = ctx.pick(400, 100)
     gamma = _gamma(4.0, 1.0, prob.p.min(), E)
-    tr = toys.run(prob, "fedsoftmax", rounds=rounds, seed=0, local_steps=E, temperature=1.0,
+    tr = simulate(ctx, prob, "fedsoftmax", rounds=rounds, seed=0, local_steps=E, temperature=1.0,
                   lr=lambda t: 1.0 / (t + gamma))
     err = np.abs(tr.alpha - prob.p[None, :]).sum(axis=1)
     t = np.arange(1, rounds + 1)
@@ -218,7 +219,8 @@ def skew_alpha_to_p(ctx):
     # rho(t, w) <= 1 / min p on every run of the skew family (BM-15)
     prob_h, consts = _quad()
     gamma_h = _gamma(consts.L.value, consts.mu.value, prob_h.p.min(), E)
-    rho_max = max(float(np.nanmax(_run(n, tuple(h.items()), ctx.pick(200, 40), gamma_h)
+    rho_max = max(float(np.nanmax(_run(n, tuple(h.items()), ctx.pick(200, 40), gamma_h, ctx.backend,
+                                       ctx.device)
                                   .steps["rho"])) for n, h in RULES)
     out.append(judge(boundlab.get("skew.rho_range"), [rho_max], {"p_min": prob_h.p.min()},
                      check="skew_rho_le_1_over_pmin", problem=prob_h.name, seeds=[0],

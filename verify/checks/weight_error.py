@@ -27,7 +27,7 @@ from toys._xp import NUMPY as ops
 from toys.fedau import fedau_init, fedau_update
 
 from ..suite import register
-from ._common import claim, judge
+from ._common import claim, judge, simulate
 
 K_GRID = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500)
 
@@ -108,7 +108,7 @@ def weight_error_objective_shift(ctx):
     x_h = _quadratic_argmin(prob, P * prob.p)
     finals = {}
     for algo in ("average-all", "fedau"):
-        tr = toys.run(prob, algo, rounds=rounds, seed=0, participation=proc, lr=0.05,
+        tr = simulate(ctx, prob, algo, rounds=rounds, seed=0, participation=proc, lr=0.05,
                       local_steps=2, server_lr=1.0, record="sync")
         finals[algo] = tr.final_model
     d_h = float(np.linalg.norm(finals["average-all"] - x_h))
@@ -141,7 +141,7 @@ def weight_error_fedau_vs_baselines(ctx):
         best = {}
         for a in algos:
             for slr in server_lrs:  # the paper tunes the global step on a grid: keep the best
-                tails = [float(np.mean(toys.run(prob, a, rounds=rounds, seed=s,
+                tails = [float(np.mean(simulate(ctx, prob, a, rounds=rounds, seed=s,
                                                 participation=proc, lr=0.1, local_steps=5,
                                                 server_lr=slr, record="sync")
                                        .gap[-max(1, rounds // 5):])) for s in seeds]

@@ -34,7 +34,6 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     from boundlab.errors import DomainError
-
     from verify import report
     from verify.suite import Context, run_suite, select
 
