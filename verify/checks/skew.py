@@ -169,7 +169,7 @@ def skew_corollary_logistic_sgd(ctx):
     seeds = list(range(ctx.n_seeds(10, 3)))
     lr = (lambda t: 1.0 / (mu * (t + gamma)))
     runs = {}
-    for name, hyper in (RULES[0], RULES[2]):
+    for name, hyper in (RULES[0], RULES[2], RULES[4], RULES[5]):
         runs[_label(name, hyper)] = [
             simulate(ctx, prob, name, rounds=rounds, seed=s, local_steps=E, lr=lr, batch_size=b,
                      **hyper) for s in seeds]
