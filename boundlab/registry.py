@@ -22,33 +22,39 @@ __all__ = ["get", "catalogue", "FAMILIES", "ids"]
 
 FAMILIES = ("drift", "skew", "weight_error", "contraction")
 
-_REGISTRY: dict | None = None
+_REGISTRY: dict[str, dict] = {}  # family -> {id: Bound}, filled family by family on first use
+
+
+def _family(fam: str) -> dict:
+    if fam not in _REGISTRY:
+        mod = importlib.import_module(f"boundlab.{fam}")
+        reg = {}
+        for b in mod.BOUNDS:
+            if b.id in reg or b.family != fam:
+                raise RuntimeError(f"duplicate or misplaced bound id {b.id}")
+            reg[b.id] = b
+        _REGISTRY[fam] = reg
+    return _REGISTRY[fam]
 
 
 def _load() -> dict:
-    global _REGISTRY
-    if _REGISTRY is None:
-        reg = {}
-        for fam in FAMILIES:
-            mod = importlib.import_module(f"boundlab.{fam}")
-            for b in mod.BOUNDS:
-                if b.id in reg:
-                    raise RuntimeError(f"duplicate bound id {b.id}")
-                reg[b.id] = b
-        _REGISTRY = reg
-    return _REGISTRY
+    out: dict = {}
+    for fam in FAMILIES:
+        out.update(_family(fam))
+    return out
 
 
 def get(bound_id: str):
-    """The :class:`~boundlab.core.Bound` with this id.
+    """The :class:`~boundlab.core.Bound` with this id (builds only its family on first use).
 
     >>> import boundlab
     >>> boundlab.get("contraction.fedavg_factor").kind
     'upper'
     """
-    reg = _load()
+    fam = bound_id.split(".", 1)[0] if isinstance(bound_id, str) else ""
+    reg = _family(fam) if fam in FAMILIES else {}
     if bound_id not in reg:
-        raise UnknownNameError("bound id", bound_id, list(reg))
+        raise UnknownNameError("bound id", bound_id, list(_load()))
     return reg[bound_id]
 
 
