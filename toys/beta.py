@@ -17,6 +17,10 @@ u_i = w_bar); absent clients contribute w^n = w_bar (assumption of the spec: the
 behaviour); w_bar <- sum_{i in S_t} p_i w^i / sum_{i in S_t} p_i (normalised, as the spec
 recommends for M < C; identical to the paper under full participation).
 
+Local steps follow the engine's sampling (full batch, or a fresh uniform minibatch per step),
+not the paper's partition of D_i into E minibatches per epoch; beta = 1 (allowed here, the
+theorems need beta < 1) is exactly FedAvg with the graph weights.
+
 Example
 -------
 >>> import numpy as np

@@ -127,6 +127,11 @@ def local_update(ops, oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
     engine passes the one it computed for its metrics when the step is deterministic), and
     ``W0``, if given, is the (N, d) stack of copies of ``x`` to start from (it is not modified).
 
+    Deterministic steps (``batch_size=None``, no ``beta``) of a numpy oracle with a fused kernel
+    ``local_gd`` (binary logistic problems) run through it: all the steps of a block of
+    clients that fits in cache, then the next block; the observer, if any, then sees the kept
+    per-step stacks in step order. The bits are those of the step-by-step loop.
+
     >>> import numpy as np, toys
     >>> from toys._xp import NUMPY
     >>> prob = toys.quadratic(n_clients=2, dim=2, seed=0)
@@ -134,6 +139,11 @@ def local_update(ops, oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
     >>> bool(np.allclose(W[0], prob.x_star_i[0]))   # client 0 starts at its own optimum
     True
     """
+    fused = getattr(oracle, "local_gd", None)
+    if fused is not None and batch_size is None and beta is None and ops.name == "numpy":
+        W = _fused(ops, oracle, fused, x, lrs, prox, observer, G0, W0)
+        if W is not None:
+            return W
     W = ops.broadcast_rows(x, oracle.n_clients) if W0 is None else W0
     for k, lr in enumerate(lrs):
         lr = float(lr)
@@ -146,4 +156,26 @@ def local_update(ops, oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
         W = W - lr * step
         if observer is not None:
             observer(k, W, G, lr)
+    return W
+
+
+_FUSED_RECORD_BYTES = 1 << 26  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer
+
+
+def _fused(ops, oracle, fused, x, lrs, prox, observer, G0, W0):
+    """Deterministic local GD through the oracle's fused kernel ``local_gd`` (cache-blocked:
+    all the steps of a block of clients at once). With an observer, the per-step stacks are
+    kept and observed after the blocks, in step order (the same arrays, so the same
+    measurements). Returns None where the kernel does not apply."""
+    N, d, tau = oracle.n_clients, len(x), len(lrs)
+    Ws = Gs = None
+    if observer is not None:
+        if 2 * tau * N * d * 8 > _FUSED_RECORD_BYTES:
+            return None
+        Ws, Gs = np.empty((tau, N, d)), np.empty((tau, N, d))
+    W = ops.broadcast_rows(x, N) if W0 is None else ops.copy(W0)
+    W = fused(W, x, lrs, prox, G0, Ws, Gs)
+    if W is not None and observer is not None:
+        for k, lr in enumerate(lrs):
+            observer(k, Ws[k], Gs[k], float(lr))
     return W
