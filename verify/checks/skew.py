@@ -108,6 +108,8 @@ def skew_recursion_quadratic(ctx):
                        f"(max LHS/RHS = {ratio[worst]:.3g}); iterations violated: "
                        f"{int(np.sum(ratio > 1 + 1e-9))}",
                   constants=_consts_record(consts, tr, prm))
+        if name == "fedavg":  # alpha = p: rho = 1 identically, the case a PEP can match
+            attach_tightness(r, ctx, {**at, "rho_bar": 1.0, "rho_tilde": 1.0})
         out.append(r)
     return out
 

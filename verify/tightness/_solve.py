@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["PEPRecord", "solve_pep", "solve_with_pepit", "solver_chain", "TOL", "TOL_PROOF",
-           "WRAPPER_NAME"]
+__all__ = [
+    "TOL",
+    "TOL_PROOF",
+    "WRAPPER_NAME",
+    "PEPRecord",
+    "solve_pep",
+    "solve_with_pepit",
+    "solver_chain",
+]
 
 #: relative tolerance (to max(1, |value|), on the normalized problem) for the duality gap and
 #: the primal/dual feasibility errors; a solve beyond it is marked ``ok = False`` and the next
@@ -83,7 +91,7 @@ class PEPRecord:
         Feasibility errors: ``primal_psd``, ``primal_constraints``, ``dual_psd``, ``dual_sign``,
         ``proof`` (PEPit's proof-reconstruction residual), on the normalized problem.
     n_solves : int
-        Number of SDPs behind the record.
+        Number of SDPs (for chains: of chained rounds, a revisited one reused) behind it.
     detail : dict
         Model-specific extras (e.g. which PEP gave the upper and which the lower bound).
 
@@ -296,13 +304,18 @@ def _solve_direct(pb, name):
 
 
 def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
-              tol_proof: float = TOL_PROOF) -> dict:
+              tol_proof: float = TOL_PROOF, scale_floor: float = 1.0,
+              use: str = "both") -> dict:
     """Build a PEP with ``build(pb)`` and solve it, trying the solvers of :func:`solver_chain`.
 
     ``build`` receives a fresh ``PEPit.PEP`` and declares everything (functions, points,
     constraints, metric). Returns a plain dict: ``value`` (dual), ``lower`` (primal), ``gap``,
     ``status``, ``solver``, ``seconds``, ``ok``, ``gram_size``, ``errors``, ``attempts``.
-    ``tol`` / ``tol_proof``: acceptance tolerances (see :data:`TOL`, :data:`TOL_PROOF`).
+    ``tol`` / ``tol_proof``: acceptance tolerances (see :data:`TOL`, :data:`TOL_PROOF`),
+    relative to ``max(|value|, |lower|, scale_floor)``. ``use``: which side of the solution the
+    caller relies on -- ``"both"``; ``"upper"`` (only the dual certificate: dual feasibility and
+    proof residual are judged, the gap up to ``10 tol``); ``"lower"`` (only the primal instance:
+    primal feasibility judged, the gap up to ``10 tol``).
     A status ``infeasible`` (empty class) comes back with ``value = lower = None``, ``ok = True``;
     ``unbounded`` with ``value = inf``.
 
@@ -327,23 +340,29 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
         wrapper, value = None, None
         try:
             wrapper, status, value = _solve_direct(pb, name)
-        except Exception as exc:  # solver failure: record it and try the next one
+        except Exception as exc:  # noqa: BLE001 - any solver failure: record it, try the next
             status = f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
         gram = int(Point.counter)
         if status == "infeasible":
-            out = dict(value=None, lower=None, gap=None, ok=True, errors={})
+            out = {"value": None, "lower": None, "gap": None, "ok": True, "errors": {}}
         elif status == "unbounded":
-            out = dict(value=float("inf"), lower=float("inf"), gap=None, ok=True, errors={})
+            out = {"value": math.inf, "lower": math.inf, "gap": None, "ok": True, "errors": {}}
         elif value is not None and wrapper is not None and wrapper.G.value is not None:
             lower, value, errors = _certificate(wrapper)
-            scale = max(1.0, abs(value))
+            scale = max(abs(value), abs(lower), scale_floor)
             gap = value - lower
-            feas = max(v for k, v in errors.items() if k != "proof")
-            ok = abs(gap) <= tol * scale and feas <= tol * scale \
+            primal_ok = max(errors["primal_psd"], errors["primal_constraints"]) <= tol * scale
+            dual_ok = max(errors["dual_psd"], errors["dual_sign"]) <= tol * scale \
                 and errors["proof"] <= tol_proof * scale
-            out = dict(value=value, lower=lower, gap=gap, ok=ok, errors=errors)
+            if use == "upper":
+                ok = dual_ok and abs(gap) <= 10 * tol * scale
+            elif use == "lower":
+                ok = primal_ok and abs(gap) <= 10 * tol * scale
+            else:
+                ok = primal_ok and dual_ok and abs(gap) <= tol * scale
+            out = {"value": value, "lower": lower, "gap": gap, "ok": ok, "errors": errors}
         else:
-            out = dict(value=None, lower=None, gap=None, ok=False, errors={})
+            out = {"value": None, "lower": None, "gap": None, "ok": False, "errors": {}}
         seconds = time.perf_counter() - t0
         out.update(status=status, solver=name, seconds=seconds, gram_size=gram)
         attempts.append({"solver": name, "status": status, "ok": out["ok"],

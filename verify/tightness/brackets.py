@@ -37,7 +37,7 @@ from boundlab.errors import DomainError, UnknownNameError
 from ._common import CACHE_ONLY, NotCached
 from ._solve import TOL
 
-__all__ = ["bracket", "SUPPORTED", "NOT_MATCHED", "round_param"]
+__all__ = ["NOT_MATCHED", "SUPPORTED", "bracket", "round_param"]
 
 #: bound id -> the parameter that counts rounds (``--rounds`` overrides it)
 _ROUND_PARAM = {"drift.fedavg_convex": "T", "drift.plateau_finite": "T",

@@ -31,9 +31,9 @@ import os
 import pathlib
 import tempfile
 
-__all__ = ["PEPCache", "default_cache_dir", "canonical"]
+__all__ = ["PEPCache", "canonical", "default_cache_dir"]
 
-_FORMAT = 1
+_FORMAT = 3
 
 
 def default_cache_dir() -> pathlib.Path:

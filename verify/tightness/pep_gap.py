@@ -35,13 +35,27 @@ import math
 
 from boundlab.errors import DomainError
 
-from ._common import (Federation, cached_solve, check_choice, check_int, check_nonneg,
-                      check_pos, check_weights, record_from)
+from ._common import (
+    Federation,
+    cached_solve,
+    chain_record,
+    check_choice,
+    check_int,
+    check_nonneg,
+    check_pos,
+    check_weights,
+    record_from,
+)
 from ._solve import PEPRecord
-from .pep_models import _chain_record
 
-__all__ = ["wc_fedprox_gap", "wc_beta_gap", "wc_skew_step", "wc_local_dist_step",
-           "FULL_ROUNDS_GAP"]
+__all__ = [
+    "FULL_ROUNDS_GAP",
+    "quadratic_instance_rounds",
+    "wc_beta_gap",
+    "wc_fedprox_gap",
+    "wc_local_dist_step",
+    "wc_skew_step",
+]
 
 #: ``mode="auto"`` solves the full PEP while rounds * E stays at most this
 FULL_ROUNDS_GAP = 6
@@ -148,7 +162,7 @@ def wc_skew_step(Delta, eta, mu, L, E, G, Gamma, *, weights=None, cache=True,
     vals = [w["value"] for w in raws]
     feasible = [i for i, v in enumerate(vals) if v is not None]
     if not feasible:
-        rec = _chain_record("skew_step", raws, float("nan"), None, params, _SKEW_RELAXED)
+        rec = chain_record("skew_step", raws, float("nan"), None, params, _SKEW_RELAXED)
         return _replace(rec, value=None, lower=None, status="infeasible (empty class)",
                         ok=all(w["ok"] for w in raws))
     k = max(feasible, key=lambda i: vals[i])
@@ -191,7 +205,7 @@ def wc_local_dist_step(L, mu, gamma, E, dist_t, Gamma, G, *, alpha=0.0, beta=1.0
     dist_t, Gamma, G = check_nonneg("dist_t", dist_t), check_nonneg("Gamma", Gamma), \
         check_pos("G", G)
     alpha, beta = check_nonneg("alpha", alpha), check_pos("beta", beta, 1.0, "1")
-    b2 = max(dist_t, Gamma / L, (G / L) ** 2)  # squared length unit
+    b2 = max(dist_t, Gamma / L) or (G / L) ** 2  # squared length unit
     norm = {"mu": mu / L, "gamma": gamma * L, "E": E, "prox": alpha / L, "beta": beta,
             "p": [0.5, 0.5], "Gamma": Gamma / (L * b2), "G": G / (L * b2**0.5),
             "Delta": dist_t / b2, "rounds": 1, "metric": "dist"}
@@ -200,6 +214,38 @@ def wc_local_dist_step(L, mu, gamma, E, dist_t, Gamma, G, *, alpha=0.0, beta=1.0
     return record_from("local_dist_step", raw, scale=b2,
                        params={"L": L, "mu": mu, "gamma": gamma, "E": E, "dist_t": dist_t,
                                "Gamma": Gamma, "G": G, "alpha": alpha, "beta": beta})
+
+
+def quadratic_instance_rounds(t, L, mu, Delta, G, E, gamma, *, alpha=0.0, beta=1.0,
+                              n_grid=4001) -> float:
+    """``F(w_bar_t) - F*`` of the worst identical-client quadratic instance (a lower bound).
+
+    Both clients ``f_i(x) = (lam/2) x^2`` (1-D), ``mu <= lam <= L``, start ``F(w_bar_0) - F* =
+    Delta``: ``Gamma = 0`` and exact gradients, so the instance satisfies the theorems'
+    assumptions exactly provided ``|grad f_i| = lam |w| <= G`` at every visited point, which
+    is checked along the simulated trajectory (``lam`` failing it are discarded). Returns the
+    largest gap over a grid of ``lam`` (0 if no ``lam`` is feasible).
+
+    >>> round(quadratic_instance_rounds(1, 1.0, 0.1, 1.0, 10.0, 1, 0.5), 6)  # lam = mu
+    0.9025
+    """
+    import numpy as np
+
+    lam = np.linspace(mu, L, n_grid)
+    w = np.sqrt(2.0 * Delta / lam)  # F(w) = lam w^2 / 2 = Delta
+    prev = w.copy()  # anchors of round 0: u = w_bar_0
+    ok = lam * np.abs(w) <= G * (1 + 1e-12)
+    for _ in range(t):
+        y = w.copy()
+        for _ in range(E):
+            q = beta * y + (1.0 - beta) * prev
+            ok &= lam * np.abs(y) <= G * (1 + 1e-12)
+            ok &= lam * np.abs(q) <= G * (1 + 1e-12)
+            y = y - gamma * (lam * q + alpha * (y - w))
+        ok &= lam * np.abs(y) <= G * (1 + 1e-12)
+        prev, w = y, y  # identical clients: both local models equal y, u_i = the other's = y
+    gap = 0.5 * lam * w**2
+    return float(gap[ok].max()) if ok.any() else 0.0
 
 
 # ---------------------------------------------------------------------------------- internals
@@ -231,15 +277,19 @@ def _gap(method, *, t, L, mu, Delta, Gamma, G, E, gamma, prox, beta, weights, mo
     def norm_for(s):  # length unit b with L b^2 = s (function-value unit s)
         return {**base, "Gamma": Gamma / s, "G": G / math.sqrt(L * s)}
 
-    # function-value unit: the largest of the scales (well-conditioned normalized problem)
-    ref = max(Delta, Gamma, G**2 / L)
+    # function-value unit: the initial gap or Gamma, whichever is larger (G only if both are 0;
+    # a large G is a slack constraint and must not shrink the normalized problem)
+    ref = max(Delta, Gamma) or G**2 / L
+    quad = quadratic_instance_rounds(t, L, mu, Delta, G, E, gamma, alpha=prox, beta=beta)
+    detail = {"lower_quadratic": quad}
     if mode == "full" or t <= 1:
         norm = {**norm_for(ref), "Delta": Delta / ref, "rounds": t}
         raw = cached_solve(method, _FCLASS, norm, _build_gap(norm), cache=cache, solver=solver)
-        return record_from(method, raw, scale=ref, params=params, relaxed=relaxed)
+        return record_from(method, raw, scale=ref, params=params, relaxed=relaxed,
+                           detail=detail)
     raws, s = [], Delta
     for k in range(t):
-        s_ref = max(s, Gamma, G**2 / L)
+        s_ref = max(s, Gamma) or G**2 / L
         stage = ("first" if k == 0 else ("last" if k == t - 1 else "middle")) \
             if beta != 1.0 else "round"
         norm = {**norm_for(s_ref), "Delta": s / s_ref, "stage": stage}
@@ -247,9 +297,11 @@ def _gap(method, *, t, L, mu, Delta, Gamma, G, E, gamma, prox, beta, weights, mo
                            cache=cache, solver=solver)
         raws.append(raw)
         if raw["value"] is None:
-            return _chain_record(method, raws, float("nan"), None, params, relaxed)
+            return chain_record(method, raws, float("nan"), None, params, relaxed)
         s = s_ref * raw["value"]
-    return _chain_record(method, raws, s, None, params, relaxed)
+    rec = chain_record(method, raws, s, None, params, relaxed)
+    # a chain has no instance: the identical-client quadratic instance is the lower bound
+    return _replace(rec, lower=quad, detail={**detail, "lower_from": "quadratic instance"})
 
 
 def _client_round(fed, i, x, norm, u):

@@ -27,16 +27,30 @@ True
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._common import (ZETA_AT, Federation, cached_solve, check_choice, check_int, check_nonneg,
-                      check_pos, check_weights, record_from)
+from ._common import (
+    ZETA_AT,
+    Federation,
+    cached_solve,
+    chain_record,
+    check_choice,
+    check_int,
+    check_nonneg,
+    check_pos,
+    check_weights,
+    grid_up,
+    record_from,
+)
 from ._solve import PEPRecord
 
-__all__ = ["wc_gradient_descent", "wc_fedavg_round", "wc_fedprox_round", "wc_beta_round",
-           "FULL_LIMIT"]
+__all__ = [
+    "FULL_LIMIT",
+    "wc_beta_round",
+    "wc_fedavg_round",
+    "wc_fedprox_round",
+    "wc_gradient_descent",
+]
 
 #: ``mode="auto"`` solves the full PEP while clients * tau * rounds stays at most this
 FULL_LIMIT = 24
@@ -274,45 +288,21 @@ def _rounds(method, *, L, mu, eta, tau, zeta, n, rounds, r, zeta_at, weights, ag
                            cache, solver)
     # chain: r_{k+1}^2 = W(r_k^2), each step a normalized one-round PEP at z = zeta/(L r_k),
     # z rounded up to a geometric grid (valid: the normalized map is nondecreasing in z)
-    r2, raws = r**2, []
+    r2, raws, memo = r**2, [], {}
     for _ in range(rounds):
         if r2 <= 0:
             break
-        z = _grid_up(zeta / (L * float(np.sqrt(r2))), chain_grid)
-        norm = {**base, "zeta": z, "rounds": 1}
-        raw = cached_solve(method, fclass, norm, _build_rounds(norm), cache=cache, solver=solver)
+        z = grid_up(zeta / (L * float(np.sqrt(r2))), chain_grid)
+        if z not in memo:  # a chain revisits grid points (always, at zeta = 0)
+            norm = {**base, "zeta": z, "rounds": 1}
+            memo[z] = cached_solve(method, fclass, norm, _build_rounds(norm), cache=cache,
+                                   solver=solver)
+        raw = memo[z]
         raws.append(raw)
         if raw["value"] is None:
             break
         r2 = r2 * raw["value"]
-    return _chain_record(method, raws, r2, theory, params, relaxed)
-
-
-def _grid_up(z, step):
-    """Smallest point ``(1 + step)^j >= z`` of a geometric grid (``z`` itself if step = 0)."""
-    if step <= 0 or z <= 0:
-        return z
-    j = math.ceil(math.log(z) / math.log1p(step) - 1e-9)
-    up = math.exp(j * math.log1p(step))
-    while up < z:
-        j += 1
-        up = math.exp(j * math.log1p(step))
-    return up
-
-
-def _chain_record(method, raws, value, theory, params, relaxed):
-    ok = all(w["ok"] for w in raws) and all(w["value"] is not None for w in raws)
-    gaps = [w["gap"] for w in raws if w["gap"] is not None]
-    return PEPRecord(
-        method=method, value=float(value) if ok else None, lower=None, theoretical=theory,
-        solver=",".join(sorted({w["solver"] for w in raws})),
-        status="chained: " + ",".join(sorted({w["status"] for w in raws})),
-        gap=max(gaps) if gaps else None, seconds=float(sum(w["seconds"] for w in raws)),
-        cached=all(w["cached"] for w in raws), ok=ok,
-        gram_size=max(w["gram_size"] for w in raws), params=params, relaxed=tuple(relaxed),
-        errors={k: max(w["errors"].get(k, 0.0) for w in raws)
-                for k in ("primal_psd", "primal_constraints", "dual_psd", "dual_sign", "proof")},
-        n_solves=len(raws))
+    return chain_record(method, raws, r2, theory, params, relaxed)
 
 
 def _build_rounds(norm):
@@ -360,9 +350,9 @@ def _beta_chain(method, base, fclass, params, r, zeta, L, rounds, relaxed, cache
             raws.append(raw)
             vals.append(raw["value"])
         if any(v is None for v in vals):
-            return _chain_record(method, raws, float("nan"), None, params, relaxed)
+            return chain_record(method, raws, float("nan"), None, params, relaxed)
         s = rad2 * max(vals)
-    return _chain_record(method, raws, s, None, params, relaxed)
+    return chain_record(method, raws, s, None, params, relaxed)
 
 
 def _build_beta_step(norm):

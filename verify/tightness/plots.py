@@ -73,7 +73,9 @@ def plot_brackets(rows, vary, path, *, title=None) -> pathlib.Path:
     fixed = ", ".join(f"{k}={v:g}" for k, v in r0["params"].items()
                       if k != vary and isinstance(v, (int, float)))
     rel = "exact class" if r0["exact"] else "relaxed: " + "; ".join(r0["relaxed"])
-    ax1.set_title(title or f"{r0['id']}  ({fixed})\n{rel}", fontsize=8)
+    if r0.get("scope"):
+        rel += "\nscope: " + "; ".join(r0["scope"])
+    ax1.set_title(title or f"{r0['id']}\n{fixed}\n{rel}", fontsize=7)
     fig.tight_layout()
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,4 +94,5 @@ def plot_brackets(rows, vary, path, *, title=None) -> pathlib.Path:
 
 
 def _nan(v):
-    return float("nan") if v is None else v
+    """Value for a log axis: missing or non-positive (solver noise around 0) -> NaN."""
+    return float("nan") if v is None or v <= 0 else v

@@ -1,0 +1,68 @@
+"""``boundlab tightness``: JSON keys, exit statuses."""
+
+import json
+
+import pytest
+
+from verify.cli import main
+
+KEYS = {"id", "bound", "worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high",
+        "exact", "relaxed", "solver", "gap", "seconds"}
+PLATEAU = ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1", "zeta=1"]
+
+
+def test_json_output(capsys):
+    assert main(PLATEAU + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(out) and out["id"] == "drift.plateau"
+    assert out["exact"] is False and out["relaxed"]
+    assert out["worst_case_lower"] <= out["worst_case_upper"] * (1 + 1e-3)
+
+
+def test_rounds_option(capsys):
+    argv = ["tightness", "drift.fedavg_convex", "D=1", "eta=0.2", "tau=2", "sigma=0", "M=2",
+            "L=1", "zeta=0.5", "--rounds", "2", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["T"] == 2
+
+
+def test_table_output(capsys):
+    assert main(PLATEAU) == 0
+    assert "B/UB" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["tightness", "drift.nope"],
+    ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1"],            # zeta missing
+    ["tightness", "drift.plateau", "eta=abc", "tau=2", "L=1", "zeta=1"],
+    ["tightness", "drift.plateau", "eta=0.1", "tau=0", "L=1", "zeta=1"],
+    ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1", "zeta=1", "nope=3"],
+    ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1", "zeta=1", "--rounds", "3"],
+    ["tightness", "drift.fedavg_convex", "D=1", "eta=0.2", "tau=2", "T=2", "sigma=0.5",
+     "M=2", "L=1", "zeta=0.5"],
+    ["tightness", "contraction.fedavg_factor", "mu=0.1", "L=1"],
+    ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1", "zeta=1", "--plot", "x.png"],
+])
+def test_bad_input_exits_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+
+
+def test_cache_only_and_list(capsys):
+    argv = ["tightness", "drift.plateau", "eta=0.11", "tau=2", "L=1", "zeta=1", "--json",
+            "--cache-only"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) is None
+    assert main(["tightness", "list", "--json"]) == 0
+    ids = {r["id"] for r in json.loads(capsys.readouterr().out)}
+    assert {"drift.plateau", "contraction.beta_sc", "skew.recursion"} <= ids
+
+
+def test_vary_and_plot(tmp_path, capsys):
+    png = tmp_path / "b.png"
+    argv = ["tightness", "drift.plateau", "eta=0.1", "L=1", "zeta=1", "--vary", "tau=1,2",
+            "--plot", str(png), "--json"]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["params"]["tau"] for r in rows] == [1, 2] and png.exists()
