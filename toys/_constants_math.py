@@ -124,7 +124,8 @@ def top_eigenvalue(hvp, shape, rng: np.random.Generator, iters: int = 100) -> np
 
     >>> import numpy as np
     >>> H = np.array([np.diag([1.0, 3.0]), np.diag([2.0, 0.5])])
-    >>> est = top_eigenvalue(lambda V: np.einsum("bij,bj->bi", H, V), (2, 2), np.random.default_rng(0))
+    >>> hvp = lambda V: np.einsum("bij,bj->bi", H, V)
+    >>> est = top_eigenvalue(hvp, (2, 2), np.random.default_rng(0))
     >>> np.round(est, 8).tolist()
     [3.0, 2.0]
     """

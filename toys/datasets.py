@@ -117,7 +117,8 @@ def load_leaf(path):
 
     >>> import json, os, tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "train.json")
-    >>> doc = {"users": ["a"], "num_samples": [2], "user_data": {"a": {"x": [[0, 1], [1, 0]], "y": [0, 1]}}}
+    >>> doc = {"users": ["a"], "num_samples": [2],
+    ...        "user_data": {"a": {"x": [[0, 1], [1, 0]], "y": [0, 1]}}}
     >>> _ = open(p, "w").write(json.dumps(doc))
     >>> users, Xs, ys = load_leaf(p)
     >>> users, Xs[0].shape, ys[0].tolist()

@@ -8,7 +8,8 @@ Example
 -------
 >>> import numpy as np, toys
 >>> prob = toys.quadratic(n_clients=4, dim=3, L=10.0, mu=0.5, heterogeneity=1.0, seed=0)
->>> round(float(np.linalg.eigvalsh(prob.A).max()), 12), round(float(np.linalg.eigvalsh(prob.A).min()), 12)
+>>> eig = np.linalg.eigvalsh(prob.A)
+>>> round(float(eig.max()), 12), round(float(eig.min()), 12)
 (10.0, 0.5)
 >>> bool(np.linalg.norm(prob.grad_F(prob.x_star)) <= 1e-10)
 True
@@ -119,7 +120,8 @@ class Quadratic(FederatedProblem):
         """Exact E||g_i(w) - grad F_i(w)||^2 per client: d * noise_std^2 / batch_size (0 if full).
 
         >>> import toys
-        >>> toys.quadratic(2, 3, 4.0, 1.0, 0.0, seed=0, noise_std=0.5).minibatch_variance(None, 4).tolist()
+        >>> prob = toys.quadratic(2, 3, 4.0, 1.0, 0.0, seed=0, noise_std=0.5)
+        >>> prob.minibatch_variance(None, 4).tolist()
         [0.1875, 0.1875]
         """
         if batch_size is None:

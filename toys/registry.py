@@ -119,10 +119,10 @@ def make(name: str, **options):
     >>> prob = toys.make("quadratic", n_clients=3, dim=2, L=4.0, mu=1.0, seed=0)
     >>> prob.n_clients, prob.dim
     (3, 2)
-    >>> toys.make("nope")
+    >>> toys.make("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    boundlab.errors.UnknownNameError: unknown problem 'nope'; valid: quadratic, seed004-toy, leaf-synthetic, logistic-synthetic, breast-cancer, digits, idx, leaf
+    boundlab.errors.UnknownNameError: unknown problem 'nope'; valid: quadratic, ...
     """
     builder = _lookup(name)
     valid = options_of(name)

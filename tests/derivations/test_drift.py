@@ -109,7 +109,7 @@ def test_d2_geometric_sum_gives_18():
     worst = Fraction(0)
     for tv in range(1, 120):
         a_, s, power = Fraction(tv + 1, tv), Fraction(0), Fraction(1)
-        for kv in range(tv + 1):  # s = sum_{j<kv} a^j, power = a^kv
+        for _kv in range(tv + 1):  # s = sum_{j<kv} a^j, power = a^kv
             assert s == tv * (power - 1)
             worst = max(worst, s / tv)
             s, power = s + power, power * a_

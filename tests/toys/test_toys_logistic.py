@@ -47,7 +47,8 @@ def _cvx_multi(Xs, ys, p, l2, C):
         Z = X @ Th
         Y = np.eye(C)[y]
         terms.append(pi * (cp.sum(cp.log_sum_exp(Z, axis=1)) - cp.sum(cp.multiply(Y, Z))) / len(y))
-    cp.Problem(cp.Minimize(sum(terms) + l2 / 2 * cp.sum_squares(Th))).solve(solver="CLARABEL", **_TIGHT)
+    objective = cp.Minimize(sum(terms) + l2 / 2 * cp.sum_squares(Th))
+    cp.Problem(objective).solve(solver="CLARABEL", **_TIGHT)
     return Th.value.reshape(-1)
 
 
