@@ -145,7 +145,8 @@ def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> Non
         return
     try:
         from ..tightness import SUPPORTED, bracket
-    except ImportError:  # pragma: no cover - tightness package absent
+    except ImportError as exc:  # pragma: no cover - PEPit missing from a broken install
+        result.tightness = {"status": f"unavailable: {exc}"}
         return
     if result.bound_id not in SUPPORTED:
         return
