@@ -1,6 +1,5 @@
 """Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1)."""
 
-import os
 import pathlib
 
 import nbformat
@@ -26,4 +25,3 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
-    assert os.environ.get("BOUNDLAB_NB_SMALL") == "1"
