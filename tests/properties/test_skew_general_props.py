@@ -89,19 +89,14 @@ def test_pi_bound_17(x, h):
     assert B17.evaluate(Pi=o["Pi"] * h, **base) >= v * (1 - 1e-12)
 
 
+# the counterexample constants shared by the findings BM-P2, BM-P3 (and BM-P4)
+_FINDING_BASE = {"T": 1, "L": 1.0, "mu": 1.0, "E": 1, "G": 1.0, "sigma": 0.0, "Gamma": 1e-3,
+                 "D0": 1.0, "pi": 0.5}
+
+
 def test_finding_bm_p2_pi_bound_not_increasing_in_Pi():
     """BM-P2: L = mu = 1, E = 1, G = 1, sigma = 0, Gamma = 1e-3, D0 = 1, pi = 1/2, T = 1."""
-    base = {
-        "T": 1,
-        "L": 1.0,
-        "mu": 1.0,
-        "E": 1,
-        "G": 1.0,
-        "sigma": 0.0,
-        "Gamma": 1e-3,
-        "D0": 1.0,
-        "pi": 0.5,
-    }
+    base = dict(_FINDING_BASE)
     lo, hi = (_typed(base, (P - 0.5) / 0.5, 1 + 3 * P / 8) for P in (100.0, 200.0))
     assert B17.evaluate(Pi=100.0, **base) == pytest.approx(lo)
     assert B17.evaluate(Pi=200.0, **base) == pytest.approx(hi)
@@ -138,17 +133,7 @@ def test_pi_bound_19(x, h):
 
 def test_finding_bm_p3_pi_bound_pmin_not_decreasing_in_p_min():
     """BM-P3: same constants as BM-P2, N = 2: p_min 0.01 -> 0.02 raises the RHS."""
-    base = {
-        "T": 1,
-        "L": 1.0,
-        "mu": 1.0,
-        "E": 1,
-        "G": 1.0,
-        "sigma": 0.0,
-        "Gamma": 1e-3,
-        "D0": 1.0,
-        "pi": 0.5,
-    }
+    base = dict(_FINDING_BASE)
     vals = []
     for pm in (0.01, 0.02):
         pi_up = (1 - (2 - 1) * 0.5 * pm) / pm
@@ -160,17 +145,7 @@ def test_finding_bm_p3_pi_bound_pmin_not_decreasing_in_p_min():
 
 def test_finding_bm_p4_pi_bound_pmin_below_pi_bound():
     """BM-P4: with Pi = 1 <= Pi_up = 99.5, the catalogue's (19) is below its (17)."""
-    base = {
-        "T": 1,
-        "L": 1.0,
-        "mu": 1.0,
-        "E": 1,
-        "G": 1.0,
-        "sigma": 0.0,
-        "Gamma": 1e-3,
-        "D0": 1.0,
-        "pi": 0.5,
-    }
+    base = dict(_FINDING_BASE)
     v17 = _typed(base, (1.0 - 0.5) / 0.5, 4.0)
     v19 = _typed(base, 1 / (0.5 * 0.01) - 2, 1 + 3 * 99.5 / 8)
     assert B17.evaluate(Pi=1.0, **base) == pytest.approx(v17)
