@@ -28,7 +28,8 @@ import sympy as sp
 from .errors import DomainError, MissingParameterError, PreconditionError, UnknownNameError
 from .symbols import LATEX_NAMES, Domain, domain_of, meaning_of, sym
 
-__all__ = ["Bound", "Param", "Precondition", "KINDS", "make_params"]
+__all__ = ["Bound", "Param", "Precondition", "KINDS", "make_params", "as_real_array",
+           "check_shapes"]
 
 KINDS = ("upper", "order", "identity")
 
@@ -107,11 +108,14 @@ class Precondition:
 
     @functools.cached_property
     def _fn(self):
+        from ._exact import ExactEvaluator
+
         syms = [sym(n) for n in self.names]
-        return sp.lambdify(syms, [self.lhs, self.rhs], modules="numpy", dummify=True)
+        lhs, rhs = ExactEvaluator(self.lhs, syms), ExactEvaluator(self.rhs, syms)
+        return lambda *args: (lhs(list(args)), rhs(list(args)))
 
     def holds(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Boolean array: where the precondition holds."""
+        """Boolean array: where the precondition holds (nan on either side: it does not)."""
         lhs, rhs = self._fn(*[values[n] for n in self.names])
         lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
         slack = PRECONDITION_RTOL * np.maximum(np.abs(lhs), np.abs(rhs))
@@ -152,6 +156,9 @@ class Bound:
         Ids of the errata (:mod:`boundlab.errata`) this bound encodes.
     extra_params : dict[str, Param]
         Parameters that only preconditions use (optional in ``evaluate``).
+    stable : sympy.Expr, optional
+        A numerically stable form of ``expr`` (log1p/expm1, rewritten sums) used for evaluation;
+        a test checks it equals ``expr``. Evaluation is accurate either way (see ``evaluate``).
 
     Example
     -------
@@ -173,6 +180,7 @@ class Bound:
     errata: tuple[str, ...] = ()
     extra_params: Mapping[str, Param] = field(default_factory=dict)
     printed: bool = False
+    stable: sp.Expr | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -232,14 +240,20 @@ class Bound:
     # ------------------------------------------------------------------ evaluation
     @functools.cached_property
     def _fn(self):
+        from ._exact import ExactEvaluator
+
         syms = [p.symbol for p in self.params.values()]
-        return sp.lambdify(syms, self.expr, modules="numpy", cse=True, dummify=True)
+        ev = ExactEvaluator(self.stable if self.stable is not None else self.expr, syms,
+                            reference=self.expr)
+        return lambda *args: ev(list(args))
 
     @functools.cached_property
     def _term_fns(self):
+        from ._exact import ExactEvaluator
+
         syms = [p.symbol for p in self.params.values()]
-        return {k: sp.lambdify(syms, v, modules="numpy", dummify=True)
-                for k, v in self.terms.items()}
+        evs = {k: ExactEvaluator(v, syms) for k, v in self.terms.items()}
+        return {k: (lambda *args, ev=ev: ev(list(args))) for k, ev in evs.items()}
 
     def _validate(self, values: Mapping, *, allow_extra: bool = False) -> dict[str, np.ndarray]:
         known = set(self.params) | set(self.extra_params)
@@ -254,16 +268,13 @@ class Bound:
         for n, param in {**self.params, **self.extra_params}.items():
             if n not in values:
                 continue
-            v = values[n]
-            try:
-                arr = np.asarray(v, dtype=float)
-            except (TypeError, ValueError):
-                raise DomainError(n, v, param.domain.describe(), "not a number") from None
+            arr = as_real_array(n, values[n], param.domain.describe())
             bad = param.domain.bad_mask(arr)
             if bad.any():
                 shown = arr[bad].ravel()[0] if arr.ndim else float(arr)
                 raise DomainError(n, _num(shown), param.domain.describe())
             out[n] = arr
+        check_shapes(out, self.id)
         return out
 
     def evaluate(self, *, strict: bool = False, **values):
@@ -341,6 +352,79 @@ class Bound:
         ['eta <= 1/(4*L)']
         """
         return [pc.text for pc in self.preconditions if not all(n in values for n in pc.names)]
+
+
+def as_real_array(name: str, value, domain: str) -> np.ndarray:
+    """``value`` as a float64 array: real numbers only (no bool, complex, text, None, objects).
+
+    >>> as_real_array("eta", [0.1, 2], "positive real (0, inf)").tolist()
+    [0.1, 2.0]
+    >>> as_real_array("tau", True, "integer >= 1")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: tau = True is outside its domain: integer >= 1 (a bool is not \
+a number)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise DomainError(name, value, domain, "a bool is not a number")
+    if isinstance(value, (str, bytes, dict, set)) or value is None:
+        raise DomainError(name, value, domain, "not a number")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise DomainError(name, value, domain, "not a number") from None
+    kind = raw.dtype.kind
+    if kind == "b":
+        raise DomainError(name, value, domain, "a bool is not a number")
+    if kind == "c":
+        raise DomainError(name, value, domain, "a complex number is not real")
+    if kind == "O":
+        items = raw.ravel().tolist()
+        if any(isinstance(x, (bool, np.bool_, complex, str, bytes)) or x is None for x in items):
+            raise DomainError(name, value, domain, "not a number")
+    elif kind not in "iuf":
+        raise DomainError(name, value, domain, "not a number")
+    try:
+        return np.asarray(raw, dtype=float)
+    except OverflowError:
+        raise DomainError(name, value, domain, "too large for float64") from None
+    except (TypeError, ValueError):
+        raise DomainError(name, value, domain, "not a number") from None
+
+
+def check_shapes(arrays: Mapping[str, np.ndarray], owner: str = "") -> tuple:
+    """The common broadcast shape of named arrays, or a DomainError naming the two that clash.
+
+    >>> check_shapes({"eta": np.ones(2), "tau": np.ones((3, 1))})
+    (3, 2)
+    >>> check_shapes({"eta": np.ones(2), "tau": np.ones(3)}, "drift.plateau")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: tau = 'shape (3,)' is outside its domain: an array that \
+broadcasts with eta (shape (2,)) (drift.plateau: parameter shapes do not agree)
+    """
+    shape: tuple = ()
+    first = None
+    for n, a in arrays.items():
+        try:
+            shape = np.broadcast_shapes(shape, a.shape)
+        except ValueError:
+            clash = next(m for m, b in arrays.items()
+                         if _no_broadcast(a.shape, b.shape)) if first else first
+            raise DomainError(n, f"shape {a.shape}", f"an array that broadcasts with {clash} "
+                              f"(shape {arrays[clash].shape})",
+                              f"{owner + ': ' if owner else ''}parameter shapes do not agree"
+                              ) from None
+        first = first or n
+    return shape
+
+
+def _no_broadcast(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return True
+    return False
 
 
 def _num(x):

@@ -1,7 +1,9 @@
-"""Atomic file output: write to a temporary file in the target directory, then rename.
+"""Atomic file output: a file via a temporary file + rename, a whole output set via a staging
+directory that is swapped in.
 
-An interrupted run therefore never leaves a half-written file behind. Shared by toys (traces)
-and verify (reports, figures, caches).
+An interrupted run therefore never leaves a half-written file behind, and a reader of an output
+directory sees the old set or the new one, never a mix (:func:`output_set`). Shared by toys
+(traces) and verify (reports, figures, caches).
 
 Example
 -------
@@ -15,11 +17,23 @@ Example
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import pathlib
+import shutil
+import signal
 import tempfile
+import threading
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_savefig"]
+__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_savefig",
+           "output_set", "check_output_dir", "OUTPUT_FILES", "json_safe", "dumps_strict"]
+
+#: a directory holding one of these is a previous boundlab output set (it may be replaced whole)
+OUTPUT_FILES = ("report.md", "results.csv")
+_STAGE = ".boundlab-staging-"
+_OLD = ".boundlab-old-"
+_KNOWN = {"report.md", "results.csv", "figures", "worst"}
 
 
 @contextlib.contextmanager
@@ -36,6 +50,14 @@ def atomic_path(path, suffix: str | None = None):
     'a,b'
     """
     path = pathlib.Path(path)
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        from .errors import DomainError
+
+        raise DomainError("path", str(path), "a file path", "empty or a directory name")
+    if path.is_dir():
+        from .errors import DomainError
+
+        raise DomainError("path", str(path), "a file path", "is a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or path.suffix or ".tmp",
                                dir=path.parent)
@@ -82,3 +104,196 @@ def atomic_savefig(fig, path, **kwargs) -> pathlib.Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **kwargs)
     return path
+
+
+# ---------------------------------------------------------------------- output sets
+def check_output_dir(path, name: str = "out") -> pathlib.Path:
+    """Validate an output directory before any work; returns it as a path.
+
+    Accepted: a directory that does not exist yet in an existing, writable directory; an empty
+    directory; a previous boundlab output set (it holds a file of :data:`OUTPUT_FILES`), which is
+    replaced whole. Refused (:class:`~boundlab.errors.DomainError` naming ``name``): an empty
+    path, a file, a missing parent, an unwritable parent, a directory with other content.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_dir(d / "new") == d / "new"
+    True
+    >>> check_output_dir("", "--out")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: --out = '' is outside its domain: an output directory (empty path)
+    """
+    from .errors import DomainError
+
+    dom = "an output directory"
+    if path is None or not str(path).strip():
+        raise DomainError(name, "" if path is None else str(path), dom, "empty path")
+    p = pathlib.Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise DomainError(name, str(path), dom, "a file is there")
+    parent = p.resolve().parent
+    if not parent.is_dir():
+        raise DomainError(name, str(path), dom, f"directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DomainError(name, str(path), dom, f"directory {str(parent)!r} is not writable")
+    if p.is_dir():
+        entries = {e.name for e in p.iterdir()}
+        if entries and not entries & set(OUTPUT_FILES):
+            raise DomainError(name, str(path), dom + " that is new, empty or a previous "
+                              "boundlab output", f"it holds other files, e.g. "
+                              f"{sorted(entries - _KNOWN)[:3]}")
+        if p.resolve() == pathlib.Path.cwd().resolve() or p.resolve() == pathlib.Path.home():
+            raise DomainError(name, str(path), dom, "the current or home directory cannot be "
+                              "replaced")
+    return p
+
+
+@contextlib.contextmanager
+def output_set(path, name: str = "out"):
+    """Yield a staging directory; on success it replaces ``path`` whole, in one rename.
+
+    Everything the job writes goes into the staging directory (a hidden sibling of ``path``,
+    same file system). At the end the staging directory and ``path`` are exchanged atomically
+    (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames, with the old set restored on
+    failure), then the old set is deleted. On an exception, Ctrl-C, SIGTERM or SIGHUP the
+    staging directory is removed and ``path`` is untouched. A SIGKILL cannot be caught: it may
+    leave a hidden staging directory beside ``path`` (never inside it); the next
+    :func:`output_set` on the same path removes those of dead processes.
+
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> with output_set(out) as stage:
+    ...     _ = (stage / "report.md").write_text("v1")
+    >>> sorted(p.name for p in out.iterdir())
+    ['report.md']
+    """
+    target = check_output_dir(path, name)
+    _clean_stale(target)
+    stage = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}{_STAGE}{os.getpid()}-",
+                                          dir=target.resolve().parent))
+    old_handlers = _trap_signals()
+    try:
+        yield stage
+        _swap(stage, target.resolve())
+    finally:
+        _restore_signals(old_handlers)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+class _Terminated(BaseException):
+    """SIGTERM / SIGHUP during an output-set write (turned into an exception to clean up)."""
+
+
+def _trap_signals():
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    saved = {}
+
+    def handler(signum, frame):
+        raise _Terminated(f"signal {signum}")
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            try:
+                saved[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+                pass
+    return saved
+
+
+def _restore_signals(saved) -> None:
+    for sig, h in saved.items():
+        signal.signal(sig, h)
+
+
+def _swap(stage: pathlib.Path, target: pathlib.Path) -> None:
+    if not target.exists():
+        os.rename(stage, target)
+        return
+    if _exchange(stage, target):  # stage now holds the old set; the caller removes it
+        return
+    old = target.parent / f".{target.name}{_OLD}{os.getpid()}"
+    shutil.rmtree(old, ignore_errors=True)
+    os.rename(target, old)
+    try:
+        os.rename(stage, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: pathlib.Path, b: pathlib.Path) -> bool:
+    """Atomically exchange two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return rc == 0
+
+
+def _clean_stale(target: pathlib.Path) -> None:
+    """Remove staging / old directories beside ``target`` left by processes that are gone."""
+    parent = target.resolve().parent
+    for prefix in (f".{target.name}{_STAGE}", f".{target.name}{_OLD}"):
+        for p in parent.glob(prefix + "*"):
+            pid = p.name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---------------------------------------------------------------------- strict JSON
+def json_safe(obj):
+    """Strict-JSON data: a non-finite float becomes ``null`` and, inside a dict, a sibling
+    ``"<key>_status"`` says which (``"inf"``, ``"-inf"`` or ``"nan"``).
+
+    >>> json_safe({"value": float("inf"), "terms": {"a": 1.0}})
+    {'value': None, 'value_status': 'inf', 'terms': {'a': 1.0}}
+    """
+    if type(obj).__module__ == "numpy" and hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:
+        obj = obj.item()  # numpy scalar
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            out[k] = json_safe(v)
+            if type(v).__module__ == "numpy" and getattr(v, "ndim", 1) == 0:
+                v = v.item()
+            if isinstance(v, float) and not math.isfinite(v):
+                out[f"{k}_status"] = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps_strict(obj, **kw) -> str:
+    """``json.dumps`` of :func:`json_safe` data with ``allow_nan=False`` (strict JSON).
+
+    >>> dumps_strict({"value": float("nan")})
+    '{"value": null, "value_status": "nan"}'
+    """
+    return json.dumps(json_safe(obj), allow_nan=False, **kw)

@@ -24,6 +24,7 @@ Example
 from __future__ import annotations
 
 import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
 
 from .core import Bound, Precondition, make_params
 from .symbols import INT_GE1, UNIT_OPEN, domain_of, sym
@@ -53,12 +54,56 @@ _var = q / p**2 - (2 * K - 1) * q**K / p - q ** (2 * K) / p**2
 _fm2 = -2 * (K - 1) * q**K / p - 2 * q**K / p**2 + 2 * q / p**2
 _m2 = -(2 * K - 1) * q**K / p - 2 * q**K / p**2 + (2 - p) / p**2
 
+# Stable forms (derived by substituting (1-p)^K = 1 - u, u = -expm1(K log1p(-p)) = 1 - (1-p)^K,
+# computed without cancellation; tests/boundlab/test_exact.py checks each equals the closed
+# form at 50 digits). The closed forms subtract O(1/p^2) terms to get O(K^2) or O(p K^3) values:
+# interval_var at p = 1e-9, K = 50 gave -2858 (true 4.04e-5), interval_mean at p = 1e-17 gave 0.
+# Where K p is small the u-forms still cancel (Var ~ p K^3/3 from O(K^2) terms), so below
+# K p = 1/100 the Taylor series in p is used (exact binomial coefficients, from expanding
+# (1-p)^K; terms shrink like K p, 10 terms leave < 1e-18 relative).
+_u = -expm1(K * log1p(-p))
+_SERIES_KP = sp.Rational(1, 100)
+
+
+def _ff(m):
+    """K (K-1) ... (K-m+1)."""
+    return sp.Mul(*[K - j for j in range(m)])
+
+
+_var_coeffs = [  # c_n of Var[S] = sum_n c_n(K) p^n, n = 1..9
+    _ff(2) * (2 * K - 1) / 6,
+    -_ff(2) * (K - 1) * (2 * K - 1) / 6,
+    _ff(3) * (2 * K - 1) * (11 * K - 9) / 120,
+    -_ff(3) * (2 * K - 1) * (13 * K**2 - 43 * K + 24) / 360,
+    _ff(4) * (2 * K - 1) * (57 * K**2 - 193 * K + 100) / 5040,
+    -_ff(4) * (K - 3) * (2 * K - 1) * (K**2 - 4 * K + 2) / 336,
+    _ff(5) * (2 * K - 1) * (247 * K**3 - 1758 * K**2 + 3581 * K - 1470) / 362880,
+    -_ff(5) * (2 * K - 1) * (251 * K**4 - 2942 * K**3 + 11929 * K**2 - 18478 * K + 6720)
+    / 1814400,
+    _ff(6) * (2 * K - 1) * (1013 * K**4 - 11958 * K**3 + 49051 * K**2 - 77082 * K + 27216)
+    / 39916800,
+]
+_var_series = sp.Add(*[c * p ** (n + 1) for n, c in enumerate(_var_coeffs)])
+# E[S(S-1)] = sum_{n>=0} (-1)^n 2 K (K-1) ... (K-n) ((n+1) K - 1) / (n+2)! p^n
+_fm2_series = sp.Add(*[(-1) ** n * 2 * _ff(n + 1) * ((n + 1) * K - 1) / sp.factorial(n + 2)
+                       * p**n for n in range(10)])
+_small = K * p < _SERIES_KP
+_mean_stable = _u / p
+_big = p > sp.Rational(1, 2)  # there the closed forms do not cancel ((1-p)^K is small)
+_var_stable = sp.Piecewise(
+    (_var_series, _small), (_var, _big),
+    ((2 * (_u - K * p) + _u * ((2 * K - 1) * p - _u)) / p**2, True))
+_fm2_stable = sp.Piecewise(
+    (_fm2_series, _small), (_fm2, _big), (2 * (_u - K * p) / p**2 + 2 * (K - 1) * _u / p, True))
+_m2_stable = _fm2_stable + _mean_stable
+
 interval_mean = Bound(
     id="weight_error.interval_mean",
     source=f"{_SRC}, Lemma B.6.1, eq. (B.6.3)",
     expr=_mean,
     params=_params("p", "K"),
     kind="identity",
+    stable=_mean_stable,
     lhs="interval_mean",
     description=(
         "E[S] = 1/p - (1-p)^K/p for the K-cutoff geometric interval S (Pr{S=k} = p(1-p)^(k-1) "
@@ -73,6 +118,7 @@ interval_var = Bound(
     expr=_var,
     params=_params("p", "K"),
     kind="identity",
+    stable=_var_stable,
     lhs="interval_var",
     description=(
         "Var[S] = (1-p)/p^2 - (2K-1)(1-p)^K/p - (1-p)^(2K)/p^2 for the K-cutoff geometric "
@@ -86,6 +132,7 @@ interval_factorial_moment = Bound(
     expr=_fm2,
     params=_params("p", "K"),
     kind="identity",
+    stable=_fm2_stable,
     lhs="interval_factorial_moment",
     description="E[S(S-1)] = -2(K-1)(1-p)^K/p - 2(1-p)^K/p^2 + 2(1-p)/p^2 (intermediate step).",
 )
@@ -96,6 +143,7 @@ interval_second_moment = Bound(
     expr=_m2,
     params=_params("p", "K"),
     kind="identity",
+    stable=_m2_stable,
     lhs="interval_second_moment",
     description="E[S^2] = -(2K-1)(1-p)^K/p - 2(1-p)^K/p^2 + (2-p)/p^2 (intermediate step).",
 )

@@ -36,6 +36,12 @@ def sup_norm_affine_ball(M: np.ndarray, r: np.ndarray, R: float) -> np.ndarray:
     M = np.asarray(M, dtype=float)
     r = np.asarray(r, dtype=float)
     R = float(R)
+    # the sup is positively homogeneous in (M, r): solve the problem scaled to O(1) per batch so
+    # that squares of huge entries (L ~ 1e200) cannot overflow, then scale back
+    scale = np.maximum(np.abs(M).max(axis=(1, 2)) * max(R, 1.0), np.abs(r).max(axis=1))
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    if np.any((scale > 1e100) | (scale < 1e-100)):
+        return scale * sup_norm_affine_ball(M / scale[:, None, None], r / scale[:, None], R)
     m, V = np.linalg.eigh(0.5 * (M + M.transpose(0, 2, 1)))
     s = np.einsum("bji,bj->bi", V, r)
     a, e = m * s, m * m

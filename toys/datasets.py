@@ -75,7 +75,7 @@ def standardize(X: np.ndarray, mean=None, std=None):
     return (X - mean) / np.where(std > 0, std, 1.0), mean, std
 
 
-def load_idx(path) -> np.ndarray:
+def load_idx(path, name: str = "path") -> np.ndarray:
     """Read an IDX file (the MNIST "ubyte" format), gzip-compressed or not.
 
     Header: two zero bytes, a type code (0x08 ubyte, 0x09 byte, 0x0B short, 0x0C int,
@@ -87,21 +87,29 @@ def load_idx(path) -> np.ndarray:
     >>> load_idx(p).tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    raw = _read_bytes(path)
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+    raw = _read_bytes(path, name)
     what = "an IDX file (magic 0x0000 + type code + ndim, big-endian uint32 sizes, data)"
-    if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES or raw[3] < 1:
-        raise DomainError("path", str(path), what, "bad magic number")
+    if raw[:2] == b"\x1f\x8b":
+        import zlib
+
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise DomainError(name, str(path), what + ", optionally gzip-compressed",
+                              f"corrupt or truncated gzip data: {exc}") from None
+    if len(raw) < 4:
+        raise DomainError(name, str(path), what, f"only {len(raw)} bytes (empty or truncated)")
+    if raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES or raw[3] < 1:
+        raise DomainError(name, str(path), what, "bad magic number")
     ndim = raw[3]
     head = 4 + 4 * ndim
     if len(raw) < head:
-        raise DomainError("path", str(path), what, "truncated header")
+        raise DomainError(name, str(path), what, "truncated header")
     dims = tuple(int(v) for v in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
     dt = np.dtype(_IDX_TYPES[raw[2]])
     count = int(np.prod(dims))
     if len(raw) != head + count * dt.itemsize:
-        raise DomainError("path", str(path), what, f"expected {count} values of {dt.itemsize} "
+        raise DomainError(name, str(path), what, f"expected {count} values of {dt.itemsize} "
                                                    f"bytes after the header, found "
                                                    f"{len(raw) - head} bytes")
     data = np.frombuffer(raw, dtype=dt, count=count, offset=head)
@@ -138,24 +146,60 @@ def load_leaf(path):
         try:
             with open(f, encoding="utf-8") as fh:
                 doc = json.load(fh)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise DomainError("path", f, "a readable JSON file", str(exc)) from None
-        if not isinstance(doc, dict) or "users" not in doc or "user_data" not in doc:
-            raise DomainError("path", f, "LEAF JSON with keys 'users' and 'user_data'")
-        counts = doc.get("num_samples")
-        for j, u in enumerate(doc["users"]):
-            rec = doc["user_data"].get(u)
-            if rec is None or "x" not in rec or "y" not in rec:
-                raise DomainError("path", f, f"LEAF JSON where user {u!r} has 'x' and 'y'")
-            x = np.asarray(rec["x"], dtype=float)
-            y = np.asarray(rec["y"]).reshape(-1)
-            x = x.reshape(len(y), -1) if x.size else np.zeros((0, 0))
-            if len(x) != len(y) or (counts is not None and counts[j] != len(y)):
-                raise DomainError("path", f, f"consistent sizes for user {u!r} (x, y, num_samples)")
+        for u, x, y in _leaf_users(f, doc):
             users.append(u)
             Xs.append(x)
             ys.append(y)
     return users, Xs, ys
+
+
+def _leaf_users(f: str, doc):
+    """Validate one LEAF document; yields (user, x (n, f), y (n,)). Errors name the file."""
+    what = ("LEAF JSON: {'users': [ids], 'num_samples': [ints], 'user_data': {id: {'x': "
+            "[[numbers]], 'y': [labels]}}}")
+
+    def bad(why):
+        return DomainError("path", f, what, why)
+    if not isinstance(doc, dict) or "users" not in doc or "user_data" not in doc:
+        raise bad("keys 'users' and 'user_data' are required")
+    users, data, counts = doc["users"], doc["user_data"], doc.get("num_samples")
+    if not isinstance(users, list) or not all(isinstance(u, (str, int)) for u in users):
+        raise bad("'users' must be a list of user ids (strings)")
+    if not isinstance(data, dict):
+        raise bad("'user_data' must be an object keyed by user id")
+    if counts is not None and (not isinstance(counts, list) or len(counts) != len(users) or not
+                               all(isinstance(c, int) and not isinstance(c, bool)
+                                   for c in counts)):
+        raise bad(f"'num_samples' must be a list of {len(users)} integers (one per user)")
+    for j, u in enumerate(users):
+        rec = data.get(str(u), data.get(u)) if isinstance(u, int) else data.get(u)
+        if not isinstance(rec, dict) or "x" not in rec or "y" not in rec:
+            raise bad(f"user {u!r} needs an object with 'x' and 'y'")
+        if not isinstance(rec["x"], list) or not isinstance(rec["y"], list):
+            raise bad(f"'x' and 'y' of user {u!r} must be lists")
+        try:
+            x = np.asarray(rec["x"], dtype=float)
+        except (TypeError, ValueError):
+            raise bad(f"features 'x' of user {u!r} are not a rectangular array of numbers"
+                      ) from None
+        try:
+            y = np.asarray(rec["y"])
+        except (TypeError, ValueError):
+            raise bad(f"labels 'y' of user {u!r} are ragged") from None
+        if y.ndim != 1 or y.dtype.kind not in "iufU":
+            raise bad(f"labels 'y' of user {u!r} must be a flat list of class labels")
+        if x.size and x.shape[0] != len(y):
+            raise bad(f"consistent sizes for user {u!r}: {x.shape[0]} samples in 'x', "
+                      f"{len(y)} in 'y'")
+        x = x.reshape(len(y), -1) if x.size else np.zeros((0, 0))
+        if not np.all(np.isfinite(x)):
+            raise bad(f"features 'x' of user {u!r} contain nan or inf")
+        if counts is not None and counts[j] != len(y):
+            raise bad(f"consistent sizes for user {u!r}: num_samples[{j}] = {counts[j]}, "
+                      f"{len(y)} samples")
+        yield u, x, y
 
 
 def from_dataset(name: str, partition: str | None = None, n_clients: int | None = None,
@@ -198,8 +242,10 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
             raise MissingParameterError("from_dataset('idx')",
                                         [k for k, v in (("images", images), ("labels", labels))
                                          if v is None])
-        X = load_idx(images).astype(float)
-        y = load_idx(labels).reshape(-1)
+        X = load_idx(images, "images").astype(float)
+        y = load_idx(labels, "labels").reshape(-1)
+        if not np.all(np.isfinite(X)):
+            raise DomainError("images", str(images), "an IDX file of finite values")
         X = X.reshape(X.shape[0], -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
         if len(X) != len(y):
             raise DomainError("labels", str(labels), f"{len(X)} labels (one per image)")
@@ -265,9 +311,11 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     return prob
 
 
-def _read_bytes(path) -> bytes:
+def _read_bytes(path, name: str = "path") -> bytes:
     try:
         with open(os.fspath(path), "rb") as fh:
             return fh.read()
+    except TypeError:
+        raise DomainError(name, path, "a path to a readable file") from None
     except OSError as exc:
-        raise DomainError("path", str(path), "a readable file", exc.strerror or "") from None
+        raise DomainError(name, str(path), "a readable file", exc.strerror or "") from None

@@ -86,8 +86,8 @@ class Logistic(PooledEvaluation, FederatedProblem):
         self.counts = counts.astype(int)
         self.row_w = mask / counts[:, None]
         self.n_clients, self.n_features, self.name = N, f, name
-        self.p = self.counts / self.counts.sum() if weights is None else check_weights(
-            "weights", weights, N)
+        self.p = self.counts / self.counts.sum() if weights is None else _client_weights(
+            weights, N)
         self.noise_std = 0.0
         if classes is None:
             yv = np.asarray(y, dtype=float)
@@ -400,3 +400,28 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
         C = int(classes) if classes is not None else int(uniq.max()) + 1
         return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, classes=C, name=name)
     return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, name=name)
+
+
+def _client_weights(weights, n: int) -> np.ndarray:
+    """Client weights: real, finite, positive, length ``n``; normalised to sum 1 without
+    overflow (scaled by their maximum first, so [1e308] * 3 gives 1/3 each, not 0).
+
+    >>> _client_weights([1e308] * 3, 3).tolist() == [1 / 3] * 3
+    True
+    """
+    dom = f"array of {n} positive finite real weights (normalised to sum 1)"
+    if isinstance(weights, (str, bytes, dict)):
+        raise DomainError("weights", weights, dom)
+    try:
+        raw = np.asarray(weights)
+    except (TypeError, ValueError):
+        raise DomainError("weights", weights, dom, "not an array of numbers") from None
+    if raw.dtype.kind not in "iuf":
+        why = {"b": "bools are not weights", "c": "complex numbers are not weights"}.get(
+            raw.dtype.kind, "not an array of numbers")
+        raise DomainError("weights", weights, dom, why)
+    w = raw.astype(float)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        return check_weights("weights", w, n)  # the shared message for shape / sign / nan
+    return check_weights("weights", w / w.max(), n)
+

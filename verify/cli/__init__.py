@@ -4,7 +4,8 @@ Each command group lives in its own module exposing ``register(subparsers)``; th
 assembles them and turns every user error into one line on stderr with exit status 2.
 
 Exit status: 0 success; 1 a check found a VIOLATED bound or errored (``boundlab verify``);
-2 bad input (unknown id or name, bad value, value outside its domain).
+2 bad input (unknown id or name, bad value, value outside its domain, a path that cannot be
+read or written), always as one ``error:`` line on stderr.
 
 Example
 -------
@@ -75,6 +76,10 @@ def main(argv=None) -> int:
         return int(args.func(args) or 0)
     except (UsageError, BoundlabError) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user gave cannot be read or written
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -14,8 +14,10 @@ import json
 import math
 
 from boundlab.errors import DomainError, UnknownNameError
+from boundlab.io import dumps_strict
 
 __all__ = ["register", "parse_assignments"]
+
 
 
 def register(sub) -> None:
@@ -52,9 +54,13 @@ def parse_assignments(items, bound=None) -> dict[str, float]:
     out: dict[str, float] = {}
     for item in items:
         if "=" not in item:
-            raise DomainError("argument", item, "name=value")
+            raise DomainError(item, item, "name=value", "no '=' in the argument")
         name, _, raw = item.partition("=")
         name = name.strip()
+        if not name:
+            raise DomainError("name=value", item, "name=value with a parameter name before '='")
+        if name in out:
+            raise DomainError(name, item, "given once", "duplicate parameter")
         domain = "a number"
         if bound is not None:
             known = {**bound.params, **bound.extra_params}
@@ -67,6 +73,9 @@ def parse_assignments(items, bound=None) -> dict[str, float]:
             raise DomainError(name, raw, domain, "not a number") from None
         if math.isnan(value):
             raise DomainError(name, raw, domain, "not a number")
+        if math.isinf(value) and raw.strip().lower().lstrip("+-") not in ("inf", "infinity"):
+            raise DomainError(name, raw[:40] + ("..." if len(raw) > 40 else ""), domain,
+                              "too large for float64")
         out[name] = value
     return out
 
@@ -147,7 +156,7 @@ def _eval(args) -> int:
         "preconditions_unchecked": b.unchecked_preconditions(**values),
     }
     if args.json:
-        print(json.dumps(result))
+        print(dumps_strict(result))
     else:
         print(f"{b.id} [{b.kind}] = {value:.6g}")
         for k, v in result["terms"].items():

@@ -72,7 +72,8 @@ def _allow_intermixed(parser) -> None:
 
 def parse_lr(text, local_steps: int = 1):
     """A number, or a callable of the global iteration index t from an expression in ``t`` and
-    ``r`` (= t // local_steps), parsed with sympy (no eval).
+    ``r`` (= t // local_steps), parsed by the whitelist grammar of :mod:`boundlab.expr` (never
+    eval / sympify: the text is data).
 
     >>> parse_lr("0.5"), float(parse_lr("1/(t+4)")(0)), float(parse_lr("0.5**r", 2)(3))
     (0.5, 0.25, 0.5)
@@ -80,27 +81,68 @@ def parse_lr(text, local_steps: int = 1):
     if not isinstance(text, str):
         return text
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
+    else:
+        if not (value > 0 and value < float("inf")):
+            raise DomainError("lr", text, "a positive finite number or an expression in t and r")
+        return value
     import numpy as np
-    import sympy as sp
-    from sympy.parsing.sympy_parser import parse_expr
 
-    t, r = sp.Symbol("t"), sp.Symbol("r")
-    try:
-        expr = parse_expr(text, local_dict={"t": t, "r": r, "exp": sp.exp, "sqrt": sp.sqrt,
-                                            "log": sp.log}, evaluate=True)
-    except Exception:  # noqa: BLE001 - any parse failure is bad user input
-        raise DomainError("lr", text, "a number or an expression in t (iteration) and r "
-                                      "(round), e.g. 1/(t+40)") from None
-    extra = expr.free_symbols - {t, r}
-    if extra:
-        raise DomainError("lr", text, "an expression in t and r only",
-                          f"unknown symbols {sorted(map(str, extra))}")
-    fn = sp.lambdify((t, r), expr, modules="numpy")
-    return lambda it: np.asarray(fn(np.asarray(it, dtype=float),
-                                    np.asarray(it) // local_steps), dtype=float)
+    from boundlab.expr import parse
+
+    expr = parse(text, ("t", "r"), name="lr")
+    steps = max(int(local_steps), 1)
+
+    def schedule(it):
+        it = np.asarray(it)
+        return expr(t=it, r=it // steps)
+    schedule.text = text
+    return schedule
+
+
+def _check_schedule(fn, text, n_iter: int) -> None:
+    """Refuse a schedule that is not finite and positive over the iterations the run uses."""
+    import numpy as np
+
+    from boundlab.expr import is_finite_positive
+
+    n = min(int(n_iter), 10_000_000)
+    t = np.arange(n)
+    vals = np.broadcast_to(fn(t), t.shape)
+    if not is_finite_positive(vals):
+        bad = int(np.flatnonzero(~(np.isfinite(vals) & (vals > 0)))[0])
+        raise DomainError("lr", text, "a schedule that is finite and > 0 at every iteration",
+                          f"lr(t={bad}) = {float(vals[bad])!r}")
+
+
+def _check_out(path) -> None:
+    """``--out``: a .csv or .parquet file path in an existing directory."""
+    import pathlib
+
+    if path is None:
+        return
+    dom = "a .csv or .parquet file path in an existing directory"
+    if not str(path).strip():
+        raise DomainError("--out", path, dom, "empty path")
+    p = pathlib.Path(path)
+    if p.suffix.lower() not in (".csv", ".parquet"):
+        raise DomainError("--out", path, dom, "unknown suffix")
+    if p.is_dir():
+        raise DomainError("--out", path, dom, "is a directory")
+    parent = p.parent if str(p.parent) else pathlib.Path(".")
+    if not parent.is_dir():
+        raise DomainError("--out", path, dom, f"directory {str(parent)!r} does not exist")
+
+
+def _no_duplicates(items, what: str) -> None:
+    seen = set()
+    for item in items:
+        key = item.partition("=")[0].strip()
+        if key in seen:
+            raise DomainError(key, item, f"given once ({what})", "duplicate parameter")
+        seen.add(key)
 
 
 def _run(args) -> int:
@@ -109,12 +151,20 @@ def _run(args) -> int:
     import toys
     from verify.cli.toys_cmd import parse_options
 
-    hyper = parse_options(args.hyper)
+    _no_duplicates(args.hyper, "hyper-parameters")
+    _no_duplicates(args.problem_opt, "--problem-opt")
+    _check_out(args.out)
+    if args.backend == "numpy" and args.device not in (None, "cpu"):
+        raise DomainError("--device", args.device, "cpu (or omitted) with --backend numpy")
+    raw_lr = {k: v for k, _, v in (h.partition("=") for h in args.hyper)}.get("lr")
+    hyper = parse_options([h for h in args.hyper if h.partition("=")[0].strip() != "lr"])
     popts = parse_options(args.problem_opt)
-    if "lr" in hyper:
-        hyper["lr"] = parse_lr(hyper["lr"] if not isinstance(hyper["lr"], tuple)
-                               else ",".join(map(str, hyper["lr"])),
-                               int(hyper.get("local_steps", 1)))
+    if raw_lr is not None:
+        steps = hyper.get("local_steps", 1)
+        steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else 1
+        hyper["lr"] = parse_lr(raw_lr.strip(), steps)
+        if callable(hyper["lr"]) and args.rounds >= 1:
+            _check_schedule(hyper["lr"], raw_lr, args.rounds * max(steps, 1))
     if "K" in hyper and isinstance(hyper["K"], str) and hyper["K"].lower() == "inf":
         hyper["K"] = float("inf")
     for key in ("rules",):

@@ -55,6 +55,8 @@ def parse_options(items) -> dict:
         key = key.strip()
         if not sep or not key.isidentifier():
             raise DomainError("option", item, "key=value with a Python identifier as key")
+        if key in out:
+            raise DomainError(key, item, "given once", "duplicate option")
         out[key] = _value(raw.strip())
     return out
 

@@ -3,8 +3,12 @@
 PEPs are solved in normalized units (L = 1 and one scale parameter set to 1, see
 :mod:`verify.tightness.scaling`), so one cached entry serves every problem that differs by a
 rescaling. The key is the canonical JSON of ``{"method", "class", "params"}`` with floats
-rounded to 12 significant digits; the file name is its SHA-256. Writes go to a temporary file
-in the same directory and are renamed (atomic); a corrupt or foreign file reads as a miss.
+rounded to 12 significant digits; the file name is its SHA-256. Each file also stores a SHA-256
+checksum of its key and result; an entry that is corrupt, foreign, edited (checksum) or
+malformed (:func:`valid_result`) reads as a miss, so the PEP is re-solved and the entry
+rewritten. Writes go to a temporary file in the same directory and are renamed (atomic); a
+cache that cannot be written (``BOUNDLAB_CACHE`` pointing at a file, a read-only directory)
+warns and keeps the solve.
 
 Location: ``$BOUNDLAB_CACHE/pep`` when the environment variable ``BOUNDLAB_CACHE`` is set (the
 root of boundlab's caches), else ``~/.cache/boundlab/pep``. Tests pass a temporary directory.
@@ -18,6 +22,7 @@ Example
 >>> c.get(key) is None
 True
 >>> c.put(key, {"value": 1.5})
+True
 >>> c.get(key)["value"]
 1.5
 """
@@ -31,9 +36,9 @@ import os
 import pathlib
 import tempfile
 
-__all__ = ["PEPCache", "canonical", "default_cache_dir"]
+__all__ = ["PEPCache", "canonical", "default_cache_dir", "checksum", "valid_result"]
 
-_FORMAT = 3
+_FORMAT = 3  # entries of older builds (no checksum) read as misses and are rewritten
 
 
 def default_cache_dir() -> pathlib.Path:
@@ -71,6 +76,55 @@ def canonical(obj):
         raise TypeError(f"cannot put {type(obj).__name__} in a cache key") from None
 
 
+def checksum(key, result) -> str:
+    """SHA-256 of the canonical JSON of ``(key, result)`` (detects edits and truncation).
+
+    >>> len(checksum({"a": 1}, {"value": 2.0}))
+    64
+    """
+    text = json.dumps({"key": key, "result": result}, sort_keys=True, allow_nan=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_NUM = (int, float)
+
+
+def _num_or_none(v, *, allow_inf: bool = True) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, bool) or not isinstance(v, _NUM):
+        return False
+    return not math.isnan(v) and (allow_inf or math.isfinite(v))
+
+
+def valid_result(result) -> bool:
+    """Schema of a cached solve: a dict; when a PEP result (it has ``ok``), the fields the
+    records read, with their types (value / lower / gap a number or null; ok a bool; solver,
+    status text; seconds a finite number >= 0; gram_size an int >= 0; errors a dict).
+
+    >>> valid_result({"value": 1.5}), valid_result({"value": "abc"}), valid_result([1])
+    (True, False, False)
+    """
+    if not isinstance(result, dict):
+        return False
+    if not all(_num_or_none(result[k]) for k in ("value", "lower", "gap") if k in result):
+        return False
+    if "ok" not in result:
+        return True
+    need = {"ok": bool, "solver": str, "status": str, "seconds": _NUM, "gram_size": int}
+    for k, typ in need.items():
+        v = result.get(k)
+        if not isinstance(v, typ) or (typ is not bool and isinstance(v, bool)):
+            return False
+    if not (math.isfinite(result["seconds"]) and result["seconds"] >= 0
+            and result["gram_size"] >= 0):
+        return False
+    if not all(k in result for k in ("value", "lower", "gap")):
+        return False
+    return isinstance(result.get("errors", {}), dict) or result.get("errors") is None
+
+
 class PEPCache:
     """A directory of JSON files, one per solved PEP.
 
@@ -94,32 +148,50 @@ class PEPCache:
         return self.directory / key["method"] / f"{digest}.json"
 
     def get(self, key: dict) -> dict | None:
-        """The stored result for ``key``, or ``None`` (missing, unreadable or another key)."""
+        """The stored result for ``key``, or ``None``: missing, unreadable, another key, a
+        checksum that does not match (edited or truncated), or a result that fails
+        :func:`valid_result` — the caller then re-solves and :meth:`put` rewrites the entry."""
         path = self._path(key)
         try:
             data = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("key") != key:
             return None
-        return data.get("result")
+        result = data.get("result")
+        if data.get("checksum") != checksum(key, result) or not valid_result(result):
+            return None
+        return result
 
-    def put(self, key: dict, result: dict) -> None:
-        """Store ``result`` (JSON-ready dict) under ``key``, atomically."""
+    def put(self, key: dict, result: dict) -> bool:
+        """Store ``result`` (JSON-ready dict) under ``key``, atomically, with its checksum.
+
+        A cache that cannot be written (a file where the directory should be, no space, no
+        permission) never loses the solve: a warning is issued and ``False`` returned.
+        """
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"key": key, "result": result}, sort_keys=True, allow_nan=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        text = json.dumps({"key": key, "result": result, "checksum": checksum(key, result)},
+                          sort_keys=True, allow_nan=True)
+        tmp = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)
             os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            return True
+        except OSError as exc:
+            import warnings
+
+            warnings.warn(f"PEP cache {self.directory} not written ({exc}); the result is kept "
+                          "in memory only", RuntimeWarning, stacklevel=2)
+            return False
+        finally:
+            if tmp is not None and os.path.exists(tmp):
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     def clear(self) -> int:
         """Delete every cached entry; returns how many files were removed."""

@@ -1,0 +1,394 @@
+"""Accurate float64 evaluation of a sympy expression: running error bound + mpmath fallback.
+
+:class:`ExactEvaluator` compiles an expression once into a straight-line program over numpy
+arrays. Every instruction computes its value *and* a first-order bound on its absolute error
+(running error analysis: inputs are exact, each operation adds a rounding of its result and
+propagates its operands' errors through its derivative). Entries whose bound exceeds
+``RTOL * |value|``, or whose value is nan or inf, are recomputed exactly and rounded to
+float64. So the
+result is the correctly rounded true value up to ~1e-12 relative, ``inf`` only where the true
+value overflows float64, and nan only where the true value is not a real number. The fallback
+is sympy's adaptive-precision ``evalf`` at the exact (dyadic) inputs.
+
+Two rewrites make the float path itself stable so the fallback stays rare: ``log(1 + x)`` ->
+``log1p(x)`` and ``(1 + x)**c`` (non-constant or large ``c``) -> ``exp(c*log1p(x))`` where
+``1 + x > 0``.
+
+Example
+-------
+>>> import numpy as np, sympy as sp
+>>> p, K = sp.symbols("p K", positive=True)
+>>> ev = ExactEvaluator(1 / p - (1 - p) ** K / p, [p, K])
+>>> float(ev([np.float64(1e-17), np.float64(50.0)]))  # the closed form alone gives 0.0
+49.999999999999986
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["ExactEvaluator", "RTOL"]
+
+#: relative error bound above which an entry is recomputed with mpmath
+RTOL = 1e-12
+_U = 2.0**-53 * 1.5  # unit roundoff with a small safety factor
+
+
+def _cf():
+    from sympy.codegen.cfunctions import expm1, log1p
+
+    return log1p, expm1
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class ExactEvaluator:
+    """Vectorized accurate evaluation of ``expr`` at float64 points (see the module docstring).
+
+    ``symbols`` fixes the argument order; call with a list of arrays that broadcast together.
+    ``reference`` (optional) is the published form of the same function, used for the exact
+    fallback when ``expr`` is a rewritten (stable) form.
+    """
+
+    def __init__(self, expr, symbols, reference=None):
+        self.expr = sp.sympify(expr)
+        self.reference = sp.sympify(reference) if reference is not None else None
+        self.symbols = list(symbols)
+        self._prog: list = []
+        self._memo: dict = {}
+        try:
+            self._out = self._compile(self.expr)
+            self.checked = True
+        except _Unsupported:  # an unknown function: values by lambdify, fallback on nan/inf only
+            self._plain = sp.lambdify(self.symbols, self.expr, modules="numpy")
+            self.checked = False
+
+    # ------------------------------------------------------------------ compile
+    def _emit(self, op, args=(), const=None):
+        self._prog.append((op, tuple(args), const))
+        return len(self._prog) - 1
+
+    def _compile(self, node):  # noqa: C901 - one branch per node type
+        if node in self._memo:
+            return self._memo[node]
+        log1p, expm1 = _cf()
+        c = self._compile
+        if node.is_Symbol:
+            if node not in self.symbols:
+                raise ValueError(f"free symbol {node} not among the arguments")
+            r = self._emit("arg", (), self.symbols.index(node))
+        elif node.is_Number or node.is_NumberSymbol:
+            v = float(node)
+            q = int(node.q) if node.is_Rational else 3
+            exact = (node.is_Integer and abs(v) < 2**53) or (node.is_Rational and q & (q - 1) == 0)
+            r = self._emit("const", (), (v, 0.0 if exact else abs(v) * _U))
+        elif node.is_Add:
+            r = self._emit("add", [c(a) for a in node.args])
+        elif node.is_Mul:
+            r = self._emit("mul", [c(a) for a in node.args])
+        elif node.is_Pow:
+            b, e = node.args
+            if b.is_Add and 1 in b.args and not (e.is_Integer and abs(int(e)) <= 4):
+                rest = sp.Add(*[a for a in b.args if a != 1])
+                r = self._emit("pow1p", [c(rest), c(e)])
+            elif e.is_Number:
+                r = self._emit("powc", [c(b)], float(e))
+            else:
+                r = self._emit("pow", [c(b), c(e)])
+        elif isinstance(node, sp.exp):
+            r = self._emit("exp", [c(node.args[0])])
+        elif isinstance(node, sp.log) and len(node.args) == 1:
+            a = node.args[0]
+            if a.is_Add and 1 in a.args:
+                r = self._emit("log1p", [c(sp.Add(*[t for t in a.args if t != 1]))])
+            else:
+                r = self._emit("log", [c(a)])
+        elif isinstance(node, log1p):
+            r = self._emit("log1p", [c(node.args[0])])
+        elif isinstance(node, expm1):
+            r = self._emit("expm1", [c(node.args[0])])
+        elif isinstance(node, (sp.Max, sp.Min)):
+            r = self._emit("max" if isinstance(node, sp.Max) else "min",
+                           [c(a) for a in node.args])
+        elif isinstance(node, (sp.floor, sp.ceiling)):
+            r = self._emit("floor" if isinstance(node, sp.floor) else "ceil", [c(node.args[0])])
+        elif isinstance(node, sp.Abs):
+            r = self._emit("abs", [c(node.args[0])])
+        elif isinstance(node, sp.Piecewise):
+            regs = []
+            for value, cond in node.args:
+                regs.append(c(value))
+                regs.append(self._cond(cond))
+            r = self._emit("piecewise", regs)
+        else:
+            raise _Unsupported(type(node).__name__)
+        self._memo[node] = r
+        return r
+
+    def _cond(self, cond):
+        if cond is sp.true:
+            return self._emit("true")
+        if isinstance(cond, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan,
+                             sp.LessThan)):
+            return self._emit("cmp", [self._compile(cond.lhs), self._compile(cond.rhs)],
+                              cond.rel_op)
+        raise _Unsupported(type(cond).__name__)
+
+    # ------------------------------------------------------------------ float run
+    def _run(self, args):
+        regs: list = []
+        for op, a, const in self._prog:
+            regs.append(_OPS[op]([regs[i] for i in a], args, const))
+        return regs[self._out]
+
+    def __call__(self, args) -> np.ndarray:
+        args = [np.asarray(x, dtype=float) for x in args]
+        shape = np.broadcast_shapes(*(x.shape for x in args)) if args else ()
+        with np.errstate(all="ignore"):
+            if self.checked:
+                v, e = self._run(args)
+                v = np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
+                e = np.broadcast_to(np.asarray(e, dtype=float), shape)
+                bad = ~np.isfinite(v) | ~(e <= RTOL * np.abs(v))
+            else:
+                v = np.broadcast_to(np.asarray(self._plain(*args), dtype=float), shape).copy()
+                bad = ~np.isfinite(v)
+        if bad.any():
+            full = [np.broadcast_to(x, shape) for x in args]
+            for idx in zip(*np.nonzero(bad)) if shape else [()]:
+                v[idx] = self.exact([float(x[idx]) for x in full])
+        return v
+
+    # ------------------------------------------------------------------ exact fallback
+    @functools.cached_property
+    def _plain_expr(self):
+        log1p, expm1 = _cf()
+        return self.expr.replace(log1p, lambda x: sp.log(1 + x)).replace(
+            expm1, lambda x: sp.exp(x) - 1)
+
+    @functools.cached_property
+    def _mp(self):
+        ref = self.reference if self.reference is not None else self._plain_expr
+        return sp.lambdify(self.symbols, ref, modules="mpmath")
+
+    def exact(self, values) -> float:
+        """The value at one point, correctly rounded: sympy's adaptive-precision ``evalf`` at
+        the exact (dyadic) inputs, which raises its working precision until 25 digits are
+        certain; mpmath at increasing precision where ``evalf`` gives no real number."""
+        subs = {s: sp.Rational(float(v)) if np.isfinite(v) else sp.oo * np.sign(v)
+                for s, v in zip(self.symbols, values)}
+        val = None
+        for form in (self.reference, self._plain_expr):
+            if form is None:
+                continue
+            try:
+                val = form.evalf(25, subs=subs, maxn=4000, strict=True)
+                break
+            except Exception:  # noqa: BLE001 - PrecisionExhausted (~0), Max of an exact 0...
+                val = None
+        if val is not None and val.is_Number and val.is_real and val.is_finite:
+            try:
+                return float(val)
+            except OverflowError:
+                return float("inf") if val > 0 else float("-inf")
+        if val is not None and val in (sp.oo, -sp.oo):
+            return float(val)
+        return self._exact_mp(values)
+
+    def _exact_mp(self, values) -> float:
+        import mpmath
+
+        prev = val = None
+        for dps in (30, 60, 120, 240, 480):
+            with mpmath.workdps(dps):
+                try:
+                    val = self._mp(*[mpmath.mpf(x) for x in values])
+                except ZeroDivisionError:  # 1 - tiny rounded to 1 at this precision: go on
+                    continue
+                except (ValueError, OverflowError, TypeError):
+                    return float("nan")
+                if isinstance(val, mpmath.mpc):
+                    if abs(val.imag) > abs(val.real) * mpmath.mpf(10) ** (-dps // 2):
+                        return float("nan")
+                    val = val.real
+                val = mpmath.mpf(val)
+                if prev is not None and (val == prev or abs(val - prev) <= abs(val) * 1e-16):
+                    break
+                prev = val
+        return float("nan") if val is None else _to_float(val)
+
+
+def _to_float(val) -> float:
+    import mpmath
+
+    if mpmath.isnan(val):
+        return float("nan")
+    if mpmath.isinf(val):
+        return float(val)
+    try:
+        return float(val)
+    except OverflowError:
+        return float("inf") if val > 0 else float("-inf")
+
+
+# ---------------------------------------------------------------------- operations (value, error)
+def _safe_ratio(e, v):
+    """e / |v| with 0/0 -> 0 and x/0 -> inf."""
+    av = np.abs(v)
+    return np.where(e == 0, 0.0, np.divide(e, av, out=np.full(np.broadcast(e, av).shape,
+                                                               np.inf), where=av > 0))
+
+
+def _arg(_, args, i):
+    return args[i], 0.0
+
+
+def _const(_, __, ve):
+    return ve
+
+
+def _smul(a, b):
+    """a * b with 0 * inf -> 0 (an exact input times an infinite sensitivity)."""
+    return np.where(np.asarray(b) == 0, 0.0, a * b)
+
+
+def _add(xs, *_):
+    v = sum(x[0] for x in xs)
+    e = sum(x[1] for x in xs) + _U * (len(xs) - 1) * sum(np.abs(x[0]) for x in xs)
+    return v, e
+
+
+def _pow2(x) -> bool:
+    m = np.frexp(np.asarray(x, dtype=float))[0]
+    return bool(np.ndim(x) == 0 and abs(float(m)) == 0.5)
+
+
+def _mul(xs, *_):
+    vals = [x[0] for x in xs]
+    v = functools.reduce(np.multiply, vals)
+    exact = sum(1 for val, err in xs if np.ndim(val) == 0 and np.all(err == 0) and _pow2(val))
+    e = _U * max(len(xs) - 1 - exact, 0) * np.abs(v)
+    for i, (_, ei) in enumerate(xs):
+        if np.any(ei != 0):
+            others = functools.reduce(np.multiply, [np.abs(vals[j]) for j in range(len(vals))
+                                                    if j != i], 1.0)
+            e = e + ei * others
+    return v, e
+
+
+def _powc(xs, _, c):
+    (b, eb), = xs
+    v = np.power(b, c)
+    rel = abs(c) * _safe_ratio(eb, b)
+    e = np.abs(v) * (rel + _U)
+    if c > 0:
+        e = np.where(b == 0, np.where(eb == 0, 0.0, np.power(eb, c)), e)
+    return v, e
+
+
+def _pow(xs, *_):
+    (b, eb), (c, ec) = xs
+    v = np.power(b, c)
+    lb = np.log(np.abs(b))
+    e = np.abs(v) * (np.abs(c) * _safe_ratio(eb, b) + _smul(np.abs(lb), ec) + 2 * _U)
+    e = np.where(b == 0, np.where(eb == 0, 0.0, np.inf), e)
+    return v, e
+
+
+def _pow1p(xs, *_):
+    (x, ex), (c, ec) = xs
+    base = 1.0 + x
+    lg = np.log1p(np.maximum(x, -1.0))
+    y = c * lg
+    v = np.where(base > 0, np.exp(y), np.power(base, c))
+    rel = (np.abs(c) * _safe_ratio(ex, base) + _smul(np.abs(lg), ec)
+           + _U * (2 + np.abs(y)))
+    e = _smul(rel, np.abs(v))
+    e = np.where(base > 0, e, np.abs(v) * (np.abs(c) * _safe_ratio(ex + _U * np.abs(x), base)
+                                           + 2 * _U))
+    return v, e
+
+
+def _exp(xs, *_):
+    (a, ea), = xs
+    v = np.exp(a)
+    return v, np.abs(v) * (ea + _U)
+
+
+def _log(xs, *_):
+    (a, ea), = xs
+    v = np.log(a)
+    return v, _safe_ratio(ea, a) + _U * np.abs(v)
+
+
+def _log1p(xs, *_):
+    (a, ea), = xs
+    v = np.log1p(a)
+    return v, _safe_ratio(ea, 1.0 + a) + _U * np.abs(v)
+
+
+def _expm1(xs, *_):
+    (a, ea), = xs
+    v = np.expm1(a)
+    return v, ea * np.exp(a) + _U * np.abs(v)
+
+
+def _extreme(pick):
+    """Max / Min: the error of the chosen argument, and of any other that could be chosen."""
+    def op(xs, *_):
+        shape = np.broadcast_shapes(*(np.shape(x[0]) for x in xs))
+        vals = [np.broadcast_to(x[0], shape) for x in xs]
+        errs = [np.broadcast_to(x[1], shape) for x in xs]
+        v = functools.reduce(pick, vals)
+        sel = functools.reduce(np.maximum, [np.where(val == v, err, 0.0)
+                                            for val, err in zip(vals, errs)])
+        near = [np.where(np.abs(val - v) <= err + sel, err, 0.0) for val, err in zip(vals, errs)]
+        return v, functools.reduce(np.maximum, near)
+    return op
+
+
+def _rounding(fn):
+    def op(xs, *_):
+        (a, ea), = xs
+        v = fn(a)
+        near = np.minimum(np.abs(a - np.floor(a)), np.abs(np.ceil(a) - a))
+        return v, np.where((ea > 0) & (near <= ea), np.inf, 0.0)
+    return op
+
+
+def _abs(xs, *_):
+    (a, ea), = xs
+    return np.abs(a), ea
+
+
+def _true(*_):
+    return True, 0.0
+
+
+def _cmp(xs, _, op):
+    (a, ea), (b, eb) = xs
+    res = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal}[op](a, b)
+    unsure = (ea + eb > 0) & (np.abs(a - b) <= ea + eb)
+    return res, np.where(unsure, np.inf, 0.0)
+
+
+def _piecewise(xs, *_):
+    v, e = np.nan, np.inf
+    taken = False
+    for (val, err), (cond, cerr) in zip(reversed(xs[0::2]), reversed(xs[1::2])):
+        v = np.where(cond, val, v)
+        e = np.where(cond, np.maximum(err, cerr), e)
+        taken = taken | cond
+    return v, e
+
+
+_OPS = {"arg": _arg, "const": _const, "add": _add, "mul": _mul, "powc": _powc, "pow": _pow,
+        "pow1p": _pow1p, "exp": _exp, "log": _log, "log1p": _log1p, "expm1": _expm1,
+        "max": _extreme(np.maximum), "min": _extreme(np.minimum),
+        "floor": _rounding(np.floor), "ceil": _rounding(np.ceil),
+        "abs": _abs, "true": _true, "cmp": _cmp, "piecewise": _piecewise}
