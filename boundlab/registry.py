@@ -1,7 +1,12 @@
-"""The catalogue registry: every bound of the five papers, by stable id.
+"""The catalogue registry: every bound of the five papers, by stable id, plus your own bounds.
 
 Each family module (``drift``, ``skew``, ``weight_error``, ``contraction``) defines a list
-``BOUNDS``; this module collects them once, on first use.
+``BOUNDS``; this module collects them once, on first use. :func:`register` adds a user
+:class:`~boundlab.core.Bound` for the process (any family name); installed plug-ins register
+through the entry-point group ``boundlab.bounds`` (:data:`ENTRY_POINT_GROUP`), loaded on first
+use of the catalogue. An entry point names a ``Bound``, a list of them, or a callable returning
+either; an item may also be a pair ``(bound, {"algorithm": ..., "function_class": ...,
+"run": {...}})`` carrying the keyword arguments of :func:`register`.
 
 Example
 -------
@@ -10,19 +15,47 @@ Example
 'seed 004, main text eq. (2) (limit T -> inf of Theorem 2.1 at sigma = 0)'
 >>> "skew.corollary" in [b.id for b in boundlab.catalogue()]
 True
+>>> import dataclasses
+>>> mine = dataclasses.replace(boundlab.get("drift.plateau"), id="mine.plateau_half",
+...                            expr=boundlab.get("drift.plateau").expr / 2, terms={})
+>>> boundlab.register(mine).id in boundlab.ids("mine")
+True
+>>> boundlab.unregister("mine.plateau_half").id
+'mine.plateau_half'
 """
 
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Mapping
 
-from .errors import UnknownNameError
+from .errors import BoundlabError, UnknownNameError
 
-__all__ = ["get", "catalogue", "FAMILIES", "ids"]
+__all__ = ["get", "catalogue", "FAMILIES", "ids", "families", "register", "unregister",
+           "registration", "is_registered", "registered_ids", "load_plugins", "RegistrationError",
+           "ENTRY_POINT_GROUP", "FUNCTION_CLASSES"]
 
-FAMILIES = ("drift", "skew", "weight_error", "contraction")
+FAMILIES = ("drift", "skew", "weight_error", "contraction")  # the built-in families
+ENTRY_POINT_GROUP = "boundlab.bounds"
+#: function classes a registered bound may declare (``verify.tightness`` matches PEP models)
+FUNCTION_CLASSES = ("smooth-convex", "smooth-strongly-convex", "smooth-nonconvex")
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RUN_KEYS = ("problem", "algorithm", "rounds", "seeds", "hyper", "params")
 
 _REGISTRY: dict[str, dict] = {}  # family -> {id: Bound}, filled family by family on first use
+_USER: dict[str, object] = {}  # id -> Bound registered in this process, in order
+_META: dict[str, dict] = {}  # id -> {"algorithm", "function_class", "run", "plugin"}
+_PLUGINS = {"state": "new"}  # new | loading | done
+
+
+class RegistrationError(BoundlabError):
+    """A bound cannot be registered: duplicate id, malformed bound, or a broken plug-in.
+
+    >>> str(RegistrationError("x.y: duplicate id"))
+    'x.y: duplicate id'
+    """
 
 
 def _family(fam: str) -> dict:
@@ -37,11 +70,16 @@ def _family(fam: str) -> dict:
     return _REGISTRY[fam]
 
 
-def _load() -> dict:
+def _builtin() -> dict:
     out: dict = {}
     for fam in FAMILIES:
         out.update(_family(fam))
     return out
+
+
+def _load() -> dict:
+    load_plugins()
+    return {**_builtin(), **_USER}
 
 
 def get(bound_id: str):
@@ -51,23 +89,39 @@ def get(bound_id: str):
     >>> boundlab.get("contraction.fedavg_factor").kind
     'upper'
     """
+    if isinstance(bound_id, str) and bound_id in _USER:
+        return _USER[bound_id]
     fam = bound_id.split(".", 1)[0] if isinstance(bound_id, str) else ""
     reg = _family(fam) if fam in FAMILIES else {}
-    if bound_id not in reg:
-        raise UnknownNameError("bound id", bound_id, list(_load()))
-    return reg[bound_id]
+    if bound_id in reg:
+        return reg[bound_id]
+    load_plugins()
+    if bound_id in _USER:
+        return _USER[bound_id]
+    raise UnknownNameError("bound id", bound_id, list(_load()))
+
+
+def families() -> tuple[str, ...]:
+    """The built-in families, then the families of registered bounds (any name).
+
+    >>> families()[:2]
+    ('drift', 'skew')
+    """
+    load_plugins()
+    user = [b.family for b in _USER.values() if b.family not in FAMILIES]
+    return FAMILIES + tuple(dict.fromkeys(user))
 
 
 def catalogue(family: str | None = None) -> list:
-    """All bounds (optionally of one family), in catalogue order.
+    """All bounds (optionally of one family), in catalogue order; registered bounds last.
 
     >>> import boundlab
-    >>> {b.family for b in boundlab.catalogue()} == set(boundlab.FAMILIES)
+    >>> {b.family for b in boundlab.catalogue()} >= set(boundlab.FAMILIES)
     True
     """
     reg = _load()
-    if family is not None and family not in FAMILIES:
-        raise UnknownNameError("bound family", family, FAMILIES)
+    if family is not None and family not in families():
+        raise UnknownNameError("bound family", family, families())
     return [b for b in reg.values() if family is None or b.family == family]
 
 
@@ -79,3 +133,213 @@ def ids(family: str | None = None) -> list[str]:
     'drift.fedavg_convex'
     """
     return [b.id for b in catalogue(family)]
+
+
+# ------------------------------------------------------------------------------ registration
+def register(bound, *, algorithm: str | None = None, function_class: str | None = None,
+             run: Mapping | None = None):
+    """Add ``bound`` to the catalogue for this process; returns it.
+
+    Parameters
+    ----------
+    bound : Bound
+        Built with :class:`boundlab.Bound`, :class:`boundlab.Precondition` and
+        :func:`boundlab.sym` (or ``dataclasses.replace`` of a catalogue bound). Any family name
+        (the part of the id before the first dot) is allowed.
+    algorithm : str, optional
+        The algorithm the bound speaks about (a ``toys.ALGORITHMS`` name such as ``"fedavg"``,
+        ``"fedprox"``, ``"beta"``); with ``function_class`` it lets ``boundlab tightness`` match
+        a PEP model.
+    function_class : str, optional
+        One of :data:`FUNCTION_CLASSES`.
+    run : dict, optional
+        The run ``boundlab verify --only ID`` checks the bound on: ``problem`` (a ``toys.make``
+        name, or ``{"name": ..., **options}``), ``algorithm`` (default: ``algorithm``),
+        ``rounds``, ``seeds`` (a count or a list), ``hyper`` (``toys.run`` keywords) and
+        ``params`` (bound values not measured); see :func:`verify.check`.
+
+    Raises :class:`RegistrationError` for a duplicate id or a malformed bound (naming what is
+    wrong).
+
+    >>> import boundlab
+    >>> from boundlab import Bound, Precondition, make_params, sym
+    >>> eta, L = sym("eta"), sym("L")
+    >>> b = Bound(id="mine.demo", source="my note", expr=eta * L, params=make_params("eta", "L"),
+    ...           kind="upper", lhs="final_gap",
+    ...           preconditions=(Precondition(eta, "<=", 1 / L, "eta <= 1/L"),))
+    >>> boundlab.register(b).family
+    'mine'
+    >>> boundlab.register(b)
+    Traceback (most recent call last):
+    ...
+    boundlab.registry.RegistrationError: mine.demo: duplicate bound id (already registered)
+    >>> _ = boundlab.unregister("mine.demo")
+    """
+    _check_bound(bound)
+    meta = _check_meta(bound.id, algorithm, function_class, run)
+    load_plugins()
+    if bound.id in _USER:
+        raise RegistrationError(f"{bound.id}: duplicate bound id (already registered)")
+    if bound.id in _builtin():
+        raise RegistrationError(f"{bound.id}: duplicate bound id (a catalogue bound; register "
+                                "a copy under a new id, e.g. dataclasses.replace(b, id=...))")
+    _USER[bound.id] = bound
+    _META[bound.id] = meta
+    return bound
+
+
+def unregister(bound_id: str):
+    """Remove a registered bound (catalogue bounds cannot be removed); returns it.
+
+    >>> import boundlab
+    >>> boundlab.unregister("drift.plateau")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.UnknownNameError: unknown registered bound id 'drift.plateau'; valid: ...
+    """
+    if bound_id not in _USER:
+        raise UnknownNameError("registered bound id", bound_id, list(_USER) or ["(none)"])
+    _META.pop(bound_id, None)
+    return _USER.pop(bound_id)
+
+
+def registered_ids() -> list[str]:
+    """Ids of the bounds added by :func:`register` or plug-ins, in registration order.
+
+    >>> registered_ids()
+    []
+    """
+    load_plugins()
+    return list(_USER)
+
+
+def is_registered(bound_id: str) -> bool:
+    """True for a bound added by :func:`register` or a plug-in (not a built-in one).
+
+    >>> is_registered("drift.plateau")
+    False
+    """
+    load_plugins()
+    return bound_id in _USER
+
+
+def registration(bound_id: str) -> dict:
+    """What was registered with a user bound: ``algorithm``, ``function_class``, ``run``,
+    ``plugin`` (the entry point's name, or None). Empty for a catalogue bound.
+
+    >>> registration("drift.plateau")
+    {}
+    """
+    get(bound_id)
+    return dict(_META.get(bound_id, {}))
+
+
+def _check_bound(b) -> None:
+    import sympy as sp
+
+    from .core import Bound, Param, Precondition
+
+    if not isinstance(b, Bound):
+        raise RegistrationError(f"register() takes a boundlab.Bound; got {type(b).__name__}")
+    if not isinstance(b.id, str) or not _ID.match(b.id):
+        raise RegistrationError(f"bound id {b.id!r} must read family.name (letters, digits, _)")
+    bad = []
+    if not isinstance(b.source, str):
+        bad.append("source must be a string")
+    if not isinstance(b.lhs, str) or not _NAME.match(b.lhs):
+        bad.append(f"lhs must name a measured quantity (an identifier); got {b.lhs!r}")
+    if not isinstance(b.expr, sp.Expr) or b.expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+        bad.append("expr must be a finite sympy expression")
+    allp = {}
+    for where in ("params", "extra_params"):
+        for name, p in getattr(b, where).items():
+            if not isinstance(p, Param) or p.name != name or p.symbol.name != name:
+                bad.append(f"{where}[{name!r}] must be a Param named {name!r} "
+                           "(use boundlab.make_params)")
+            elif name in allp:
+                bad.append(f"{name!r} is in both params and extra_params")
+            else:
+                allp[name] = p.symbol
+    exprs = [("expr", b.expr)] + [(f"term {k!r}", v) for k, v in b.terms.items()]
+    for pc in b.preconditions:
+        if not isinstance(pc, Precondition):
+            bad.append(f"preconditions must be Precondition objects; got {type(pc).__name__}")
+            continue
+        exprs += [(f"precondition {pc.text!r}", pc.lhs), (f"precondition {pc.text!r}", pc.rhs)]
+    for where, e in exprs:
+        for s in getattr(sp.sympify(e), "free_symbols", ()):
+            if s.name in allp and allp[s.name] != s:
+                bad.append(f"{where}: symbol {s.name!r} differs from the parameter's symbol "
+                           f"(assumptions {s.assumptions0} vs {allp[s.name].assumptions0}); build "
+                           f"it with boundlab.sym({s.name!r})")
+            elif s.name not in allp:
+                bad.append(f"{where}: symbol {s.name!r} is not a parameter")
+    if not bad and b.terms and sp.simplify(sum(b.terms.values()) - b.expr) != 0:
+        bad.append("terms do not add up to expr")
+    if bad:
+        raise RegistrationError(f"{b.id}: malformed bound: " + "; ".join(dict.fromkeys(bad)))
+
+
+def _check_meta(bid, algorithm, function_class, run) -> dict:
+    if algorithm is not None and not (isinstance(algorithm, str) and algorithm):
+        raise RegistrationError(f"{bid}: algorithm must be an algorithm name; got {algorithm!r}")
+    if function_class is not None and function_class not in FUNCTION_CLASSES:
+        raise RegistrationError(f"{bid}: function_class = {function_class!r} is not one of "
+                                f"{', '.join(FUNCTION_CLASSES)}")
+    if run is not None:
+        if not isinstance(run, Mapping):
+            raise RegistrationError(f"{bid}: run must be a dict with keys {_RUN_KEYS}")
+        unknown = [k for k in run if k not in _RUN_KEYS]
+        if unknown:
+            raise UnknownNameError(f"key of the run of {bid}", unknown[0], _RUN_KEYS)
+        run = dict(run)
+    return {"algorithm": algorithm, "function_class": function_class, "run": run,
+            "plugin": None}
+
+
+# ------------------------------------------------------------------------------ plug-ins
+def load_plugins(force: bool = False) -> None:
+    """Register the bounds of every installed plug-in (entry-point group ``boundlab.bounds``).
+
+    Runs once per process (``force=True`` reloads: plug-in bounds registered before are
+    replaced). A plug-in that fails to load or registers a malformed or duplicate bound raises
+    :class:`RegistrationError` naming the entry point; nothing of that plug-in stays registered.
+
+    >>> load_plugins()
+    """
+    if _PLUGINS["state"] == "loading" or (_PLUGINS["state"] == "done" and not force):
+        return
+    from importlib.metadata import entry_points
+
+    if force:
+        for bid in [i for i, m in _META.items() if m.get("plugin")]:
+            unregister(bid)
+    _PLUGINS["state"] = "loading"
+    try:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            _load_one(ep)
+    except BaseException:
+        _PLUGINS["state"] = "new"
+        raise
+    _PLUGINS["state"] = "done"
+
+
+def _load_one(ep) -> None:
+    from .core import Bound
+
+    added = []
+    try:
+        obj = ep.load()
+        if callable(obj) and not isinstance(obj, Bound):
+            obj = obj()
+        items = [obj] if isinstance(obj, (Bound, tuple)) else list(obj or ())
+        for item in items:
+            bound, kw = (item if isinstance(item, tuple) and len(item) == 2 else (item, {}))
+            register(bound, **dict(kw))
+            _META[bound.id]["plugin"] = ep.name
+            added.append(bound.id)
+    except Exception as exc:  # noqa: BLE001 - reported with the plug-in's name
+        for bid in added:
+            unregister(bid)
+        raise RegistrationError(f"plug-in {ep.name!r} ({ep.value}) of entry-point group "
+                                f"{ENTRY_POINT_GROUP}: {exc}") from exc

@@ -1,0 +1,35 @@
+"""The README's "Your own bound", "Your own run" and "Property tests of a bound" examples run."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import boundlab
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SECTIONS = ("Your own bound", "Your own run", "Property tests of a bound")
+
+
+def _python_blocks(section: str) -> list[str]:
+    text = README.read_text()
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_section_example_runs(section, tmp_path, monkeypatch, capsys):
+    blocks = _python_blocks(section)
+    assert len(blocks) == 1 and len(blocks[0].strip().splitlines()) <= 15
+    monkeypatch.chdir(tmp_path)
+    before = set(boundlab.registry.registered_ids())
+    try:
+        exec(compile(blocks[0], f"README:{section}", "exec"), {"__name__": "readme"})
+    finally:
+        for bid in set(boundlab.registry.registered_ids()) - before:
+            boundlab.unregister(bid)
+    out = capsys.readouterr().out
+    if section == "Your own bound":
+        assert "holds" in out
+    if section == "Your own run":
+        assert out.count("holds") == 2 and "eta <= 1/(4*L)" in out
