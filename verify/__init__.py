@@ -6,3 +6,18 @@ Example
 >>> verify.__name__
 'verify'
 """
+
+# ``verify.check`` is both a submodule and the function users call; importing the function
+# here (after the submodule has loaded) makes the attribute the function for good. The module
+# imports toys and pandas only when a check runs.
+from .check import check, check_log
+
+__all__ = ["worst_instance", "check", "check_log"]
+
+
+def __getattr__(name):
+    if name == "worst_instance":  # lazy: scipy and toys load on first use
+        from .worst import worst_instance
+
+        return worst_instance
+    raise AttributeError(f"module 'verify' has no attribute {name!r}")

@@ -1,41 +1,73 @@
 """Verdicts: what "holds" means, in one place.
 
-A check measures a bound's left-hand side over several seeds and evaluates its right-hand side
-with measured constants; :func:`compare` turns the two into a :class:`CheckResult`.
+Two kinds of result, never mixed:
 
-Rules
------
-* ``order`` bounds (hidden constants) are shown, never judged: verdict ``order-only``.
-* A run that diverged (NaN/inf iterates) is never compared: ``diverged``.
-* A failed precondition (step size, gamma rule, ...) makes the bound ``not-applicable``; the
-  failed precondition is named.
+* a **bound check** (``kind="bound"``) compares a measured left-hand side with a bound's value:
+  ``measured`` (mean over seeds, with its confidence interval), ``bound``, ``ratio`` =
+  bound / measured, ``verdict``;
+* a **claim** (``kind="claim"``, :func:`claim_result`) is a paper's qualitative statement (an
+  ordering, a rate, a monotonicity) tested on measured runs: ``statement``, ``statistic`` (with
+  an interval where it has one), ``threshold``, ``outcome`` (``supported`` / ``refuted`` /
+  ``inconclusive``).
+
+Rules of :func:`compare` (a bound check)
+----------------------------------------
+* The bound's preconditions are evaluated **here**, from ``params``, always. One that fails
+  makes the verdict ``not-applicable`` (named); one that cannot be evaluated (a parameter not
+  given, or a nan/inf value) makes it ``not-applicable`` too, with the reason: a verdict is
+  never given under assumptions nobody checked. ``preconditions_violated`` adds assumption
+  failures the bound's own preconditions cannot see (e.g. partial participation).
+* ``order`` bounds (hidden constants) are shown, never judged: ``order-only``.
+* A run that diverged is never judged: ``diverged``, with the reason. A run diverged when the
+  caller says so (``diverged=True`` or a reason string), when a measured value is not finite,
+  or when its magnitude exceeds :data:`DIVERGENCE_THRESHOLD` (1e100: no meaningful measurement
+  of these toys is that large; :func:`trace_diverged` also flags runs whose squared distance to
+  the optimum grew by more than :data:`GROWTH_THRESHOLD` = 1e12 over its start).
+* A right-hand side that is nan or +-inf is never compared: ``error`` with the reason.
 * Otherwise a bound stated in expectation is judged against the **upper confidence limit** of the
   mean over seeds (Student t, 95 % two-sided by default): ``holds`` when UCL <= RHS (up to a
-  relative tolerance of 1e-9 for floating point), else ``VIOLATED``. The lower limit is reported
-  too, so a reader can tell a significant violation (LCL > RHS) from an inconclusive one.
+  relative tolerance of 1e-9 for floating point), else ``VIOLATED``. Runs that are identical
+  over seeds (deterministic settings) count as **one effective sample**: no interval is shown.
 * ``identity`` bounds compare |measured - value| <= max(CI half-width, 1e-9 |value|).
 
 Example
 -------
 >>> import boundlab, numpy as np
 >>> from verify.compare import compare
->>> r = compare(boundlab.get("drift.plateau"), np.array([0.01, 0.012, 0.011]), 2.27)
+>>> prm = dict(eta=0.2, tau=10, L=0.2, zeta=0.43)
+>>> r = compare(boundlab.get("drift.plateau"), np.array([0.01, 0.012, 0.011]), params=prm)
 >>> r.verdict, round(r.ratio)
-('holds', 206)
+('holds', 242)
+>>> compare(boundlab.get("drift.plateau"), [0.01], params={**prm, "eta": 2.0}).verdict
+'not-applicable'
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["CheckResult", "compare", "mean_ci", "VERDICTS", "errored"]
+__all__ = ["CheckResult", "compare", "claim_result", "mean_ci", "VERDICTS", "OUTCOMES",
+           "errored", "trace_diverged", "DIVERGENCE_THRESHOLD", "GROWTH_THRESHOLD",
+           "BOUND_COLUMNS", "CLAIM_COLUMNS"]
 
 VERDICTS = ("holds", "VIOLATED", "not-applicable", "order-only", "diverged", "error")
+OUTCOMES = ("supported", "refuted", "inconclusive")
 REL_TOL = 1e-9
+#: a measured value of larger magnitude means the run diverged (documented in the module doc)
+DIVERGENCE_THRESHOLD = 1e100
+#: growth of ||x_t - x*||^2 over max(||x_0 - x*||^2, 1) that marks a run as diverged
+GROWTH_THRESHOLD = 1e12
+
+#: results.csv columns of a bound check, and of a claim (the other kind leaves them empty)
+BOUND_COLUMNS = ("measured", "measured_lo", "measured_hi", "bound", "ratio", "n_seeds",
+                 "effective_samples", "worst_ratio", "worst_instance")
+CLAIM_COLUMNS = ("statement", "statistic", "statistic_lo", "statistic_hi", "threshold",
+                 "outcome")
 
 
 def mean_ci(samples, level: float = 0.95) -> tuple[float, float, float]:
@@ -61,7 +93,13 @@ def mean_ci(samples, level: float = 0.95) -> tuple[float, float, float]:
 
 @dataclass
 class CheckResult:
-    """One verdict: measured left side, bound value, ratio, and everything used to get them."""
+    """One result: a bound check (measured, bound, ratio, verdict) or a claim (statement,
+    statistic, threshold, outcome), with everything used to get it.
+
+    ``check`` is the registered check's name (``boundlab verify --only CHECK`` runs it);
+    ``case`` tells the rows of one check apart (e.g. ``tau=10``). ``reason`` says why a
+    result is not-applicable, diverged or an error.
+    """
 
     check: str
     bound_id: str
@@ -85,6 +123,21 @@ class CheckResult:
     seconds: float = 0.0
     series: dict = field(default_factory=dict, repr=False)
     tightness: dict = field(default_factory=dict)
+    kind: str = "bound"
+    case: str = ""
+    reason: str = ""
+    effective_samples: int = 0
+    statement: str = ""
+    statistic: float = float("nan")
+    statistic_lo: float = float("nan")
+    statistic_hi: float = float("nan")
+    threshold: float = float("nan")
+    worst: dict = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """A claim's outcome (its verdict); '' for a bound check."""
+        return self.verdict if self.kind == "claim" else ""
 
     @property
     def dominant_term(self) -> str:
@@ -93,58 +146,226 @@ class CheckResult:
             return ""
         return max(self.terms, key=lambda k: abs(self.terms[k]))
 
+    @property
+    def worst_ratio(self) -> float:
+        """Largest measured LHS / bound the worst-instance search found (nan if not run)."""
+        return float(self.worst.get("ratio", float("nan"))) if self.worst else float("nan")
+
     def row(self) -> dict[str, Any]:
-        """Flat dict for results.csv (series left out)."""
+        """Flat dict for results.csv (series left out); bound-check and claim columns apart."""
         d = asdict(self)
         d.pop("series")
+        d.pop("worst")
         for key in ("seeds", "setting", "terms", "constants", "preconditions_checked",
                     "preconditions_violated", "tightness"):
             d[key] = _compact(d[key])
         d["dominant_term"] = self.dominant_term
+        d["outcome"] = self.outcome
+        d["worst_ratio"] = self.worst_ratio
+        d["worst_instance"] = str(self.worst.get("path", "")) if self.worst else ""
+        if self.kind == "claim":
+            for k in BOUND_COLUMNS:
+                d[k] = None
+        else:
+            for k in CLAIM_COLUMNS:
+                d[k] = None
         return d
 
 
 def _compact(v) -> str:
-    import json
-
-    return json.dumps(v, default=float, sort_keys=True)
+    return json.dumps(v, default=_plain, sort_keys=True)
 
 
-def compare(bound, lhs_samples, rhs, *, check: str = "", problem: str = "", seeds=(),
-            setting=None, terms=None, constants=None, preconditions_violated=(),
-            diverged: bool = False, note: str = "", level: float = 0.95) -> CheckResult:
+def _plain(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def trace_diverged(trace) -> str:
+    """Why a :class:`toys.Trace` counts as diverged ('' when it does not).
+
+    Diverged: the engine marked it (non-finite iterates), or ``dist2`` (or ``gap``) grew by
+    more than :data:`GROWTH_THRESHOLD` over max(its start, 1).
+
+    >>> import toys
+    >>> tr = toys.run(toys.quadratic(2, 2, seed=0), "fedavg", rounds=2, seed=0, lr=0.01)
+    >>> trace_diverged(tr)
+    ''
+    """
+    if getattr(trace, "diverged_at", None) is not None:
+        return f"iterates not finite from round {trace.diverged_at}"
+    for name in ("dist2", "gap"):
+        try:
+            v = np.asarray(getattr(trace, name), dtype=float)
+        except AttributeError:
+            continue
+        if v.size == 0 or not np.isfinite(v[0]):
+            continue
+        start = max(abs(float(v[0])), 1.0)
+        grown = np.nonzero(np.abs(v) > GROWTH_THRESHOLD * start)[0]
+        if grown.size:
+            return (f"{name} grew past {GROWTH_THRESHOLD:g} x max(start, 1) at round "
+                    f"{int(grown[0])} ({float(v[grown[0]]):.3g})")
+    return ""
+
+
+def _precondition_status(bound, params) -> tuple[list[str], list[str]]:
+    """(violated, unevaluable-with-reason) of ``bound``'s preconditions at ``params``."""
+    violated, unknown = [], []
+    params = dict(params or {})
+    for pc in bound.preconditions:
+        missing = [n for n in pc.names if n not in params]
+        if missing:
+            unknown.append(f"'{pc.text}' cannot be evaluated: {', '.join(missing)} not given")
+            continue
+        try:
+            vals = {n: np.asarray(params[n], dtype=float) for n in pc.names}
+        except (TypeError, ValueError):
+            unknown.append(f"'{pc.text}' cannot be evaluated: a value is not a number")
+            continue
+        bad = [n for n, v in vals.items() if not np.all(np.isfinite(v))]
+        if bad:
+            unknown.append(f"'{pc.text}' cannot be evaluated: {', '.join(bad)} not finite")
+            continue
+        with np.errstate(all="ignore"):
+            try:
+                ok = pc.holds(vals)
+            except Exception as exc:  # noqa: BLE001 - reported as unevaluable
+                unknown.append(f"'{pc.text}' cannot be evaluated: {type(exc).__name__}")
+                continue
+        if not np.all(ok):
+            violated.append(pc.text)
+    return violated, unknown
+
+
+def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case: str = "",
+            problem: str = "", seeds=(), setting=None, terms=None, constants=None,
+            preconditions_violated=(), diverged=False, note: str = "", level: float = 0.95,
+            deterministic: bool = False) -> CheckResult:
     """Judge one bound against measured samples of its left-hand side.
 
-    ``lhs_samples``: one value per seed (the quantity the bound speaks about). ``rhs``: the
-    bound's value (a float). Returns a :class:`CheckResult`.
+    ``lhs_samples``: one value per seed (the quantity the bound speaks about). ``params``:
+    the values of the bound's parameters (and of the extra ones its preconditions use): the
+    preconditions are evaluated from them, always, and ``rhs`` is evaluated from them when not
+    given. ``diverged``: True or a reason. ``deterministic``: the samples come from identical
+    runs (one effective sample). Returns a :class:`CheckResult`.
 
     >>> import boundlab
-    >>> compare(boundlab.get("drift.plateau"), [3.0, 3.1], 2.27).verdict
+    >>> prm = dict(eta=0.2, tau=10, L=0.2, zeta=0.43)
+    >>> compare(boundlab.get("drift.plateau"), [3.0, 3.1], params=prm).verdict
     'VIOLATED'
+    >>> r = compare(boundlab.get("drift.plateau"), [0.1], 2.66)   # eta <= 1/(4L) unevaluable
+    >>> r.verdict, r.reason
+    ('not-applicable', "precondition 'eta <= 1/(4*L)' cannot be evaluated: L, eta not given")
     """
+    params = dict(params or {})
+    names = set(bound.params) | set(getattr(bound, "extra_params", {}) or {})
+    usable = {k: v for k, v in params.items() if k in names}
+    violated, unknown = _precondition_status(bound, usable)
+    violated = violated + [v for v in preconditions_violated if v not in violated]
     checked = [pc.text for pc in bound.preconditions]
-    base = dict(check=check or bound.id, bound_id=bound.id, paper=bound.source, problem=problem,
-                seeds=list(seeds), setting=dict(setting or {}), terms=dict(terms or {}),
-                constants=dict(constants or {}), preconditions_checked=checked,
-                preconditions_violated=list(preconditions_violated), note=note)
-    x = np.asarray(lhs_samples, dtype=float).ravel()
-    rhs = float(rhs)
-    if diverged or x.size == 0 or not np.all(np.isfinite(x)):
-        return CheckResult(verdict="diverged", n_seeds=int(x.size), bound=rhs, **base)
-    m, lo, hi = mean_ci(x, level)
+    base = dict(check=check or bound.id, case=case, bound_id=bound.id, paper=bound.source,
+                problem=problem, seeds=list(seeds), setting=dict(setting or {}),
+                terms=dict(terms or {}), constants=dict(constants or {}),
+                preconditions_checked=checked, preconditions_violated=violated, note=note)
+    try:
+        x = np.asarray(lhs_samples, dtype=float).ravel()
+    except (TypeError, ValueError):
+        from boundlab.errors import DomainError
+
+        raise DomainError("lhs_samples", lhs_samples, "real numbers (one per seed)") from None
+    if rhs is None:
+        try:
+            rhs = bound.evaluate(**usable)
+        except Exception as exc:  # noqa: BLE001 - the reason is the verdict
+            return CheckResult(verdict="error", n_seeds=int(x.size),
+                               reason=f"bound not evaluable: {type(exc).__name__}: {exc}",
+                               error=f"{type(exc).__name__}: {exc}", **base)
+    try:
+        rhs = float(np.asarray(rhs, dtype=float))
+    except (TypeError, ValueError):
+        from boundlab.errors import DomainError
+
+        raise DomainError("rhs", rhs, "a real number (the bound's value)") from None
+    why = _diverged_reason(x, diverged)
+    if why:
+        return CheckResult(verdict="diverged", n_seeds=int(x.size), bound=rhs, reason=why,
+                           **base)
+    if not math.isfinite(rhs):
+        return CheckResult(verdict="error", n_seeds=int(x.size), bound=rhs,
+                           reason=f"bound value is {rhs} (overflow or a degenerate parameter): "
+                                  "nothing to compare with", error=f"bound value {rhs}", **base)
+    same = x.size > 1 and bool(np.all(x == x[0]))
+    if deterministic and not same and x.size > 1:
+        raise ValueError("deterministic=True but the samples differ")
+    eff = 1 if (same or deterministic) else int(x.size)
+    m, lo, hi = mean_ci(x[:1] if eff == 1 else x, level)
     ratio = rhs / m if m != 0 else (math.inf if rhs > 0 else float("nan"))
+    if same and x.size > 1:
+        base["note"] = (note + f" [{x.size} seeds gave identical runs: one effective sample, "
+                               "no confidence interval]").strip()
     common = dict(measured=m, measured_lo=lo, measured_hi=hi, bound=rhs, ratio=ratio,
-                  n_seeds=int(x.size), **base)
+                  n_seeds=int(x.size), effective_samples=eff, **base)
     if bound.kind == "order":
-        return CheckResult(verdict="order-only", **common)
-    if preconditions_violated:
-        return CheckResult(verdict="not-applicable", **common)
+        return CheckResult(verdict="order-only", reason="O(.) statement with hidden constants",
+                           **common)
+    if violated:
+        return CheckResult(verdict="not-applicable",
+                           reason="precondition violated: " + "; ".join(violated), **common)
+    if unknown:
+        return CheckResult(verdict="not-applicable",
+                           reason="precondition " + "; ".join(unknown), **common)
     tol = REL_TOL * max(abs(rhs), abs(m), 1e-300)
     if bound.kind == "identity":
         ok = abs(m - rhs) <= max(hi - m, tol)
     else:
         ok = hi <= rhs + tol
     return CheckResult(verdict="holds" if ok else "VIOLATED", **common)
+
+
+def _diverged_reason(x: np.ndarray, diverged) -> str:
+    if isinstance(diverged, str) and diverged:
+        return diverged
+    if diverged is True:
+        return "the run diverged"
+    if x.size == 0:
+        return "no measurement"
+    if not np.all(np.isfinite(x)):
+        return "measured value not finite"
+    big = np.abs(x) > DIVERGENCE_THRESHOLD
+    if np.any(big):
+        return f"measured value {float(x[big][0]):.3g} beyond {DIVERGENCE_THRESHOLD:g}"
+    return ""
+
+
+def claim_result(check: str, paper: str, problem: str, *, statement: str, statistic: float,
+                 threshold: float, outcome: str, interval=None, bound_id: str = "",
+                 case: str = "", note: str = "", setting=None, series=None, seeds=(),
+                 effective_samples: int = 1) -> CheckResult:
+    """A paper's qualitative claim judged on measured runs (no bound value, no ratio).
+
+    ``statistic`` is what was measured (e.g. a fitted slope), ``interval`` its confidence
+    interval if it has one, ``threshold`` what the claim compares it with, ``outcome`` one of
+    :data:`OUTCOMES`.
+
+    >>> r = claim_result("c", "seed 000, Fig. 6", "toy", statement="slope = -1",
+    ...                  statistic=-1.02, interval=(-1.1, -0.95), threshold=-1.0,
+    ...                  outcome="supported")
+    >>> r.kind, r.verdict, r.outcome
+    ('claim', 'supported', 'supported')
+    """
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {OUTCOMES}; got {outcome!r}")
+    lo, hi = interval if interval is not None else (float("nan"), float("nan"))
+    return CheckResult(check=check, case=case, bound_id=bound_id, paper=paper, problem=problem,
+                       verdict=outcome, kind="claim", statement=statement,
+                       statistic=float(statistic), statistic_lo=float(lo),
+                       statistic_hi=float(hi), threshold=float(threshold),
+                       n_seeds=len(seeds) or 1, effective_samples=effective_samples,
+                       seeds=list(seeds), setting=dict(setting or {}), note=note,
+                       series=series or {})
 
 
 def errored(check: str, bound_id: str, exc: BaseException, *, problem: str = "") -> CheckResult:
@@ -164,5 +385,6 @@ def errored(check: str, bound_id: str, exc: BaseException, *, problem: str = "")
 
     where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     at = f" (at {where[0].filename.rsplit('/', 2)[-1]}:{where[0].lineno})" if where else ""
+    msg = f"{type(exc).__name__}: {exc}{at}"
     return CheckResult(check=check, bound_id=bound_id, paper=paper, problem=problem,
-                       verdict="error", error=f"{type(exc).__name__}: {exc}{at}")
+                       verdict="error", error=msg, reason=msg)

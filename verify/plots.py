@@ -6,7 +6,12 @@ Series kinds (a check sets ``result.series = {"kind": ..., ...}``):
   (name -> per-round array, stacked): theory vs measured on a log scale;
 * ``ushape`` — ``K``, ``measured``, ``bound``: FedAU's bias-variance U-shape in the cutoff K;
 * ``contraction`` — ``rounds``, ``curves`` (name -> gap per round), ``factors`` (name -> rate);
-* ``alpha_vs_p`` — ``t``, ``alpha`` (rounds x N), ``p`` (N,): aggregation weights vs p.
+* ``alpha_vs_p`` — ``t`` and ``err`` (||alpha_t - p||_1), or ``alpha`` (rounds x N) and ``p``;
+* ``search`` — ``trace``: LHS / RHS of every instance a worst-instance search evaluated.
+
+Every figure is coloured by its result's verdict (green holds / supported, red VIOLATED /
+refuted, grey not-applicable, ...): the verdict's colour frames the axes and names the verdict
+in the title; the bar chart of ratios shows bound checks only, each bar in its verdict's colour.
 
 Example
 -------
@@ -35,7 +40,17 @@ from boundlab.io import atomic_savefig  # noqa: E402
 __all__ = ["figures"]
 
 _COLORS = {"holds": "tab:green", "VIOLATED": "tab:red", "not-applicable": "tab:gray",
-           "order-only": "tab:blue", "diverged": "tab:orange", "error": "black"}
+           "order-only": "tab:blue", "diverged": "tab:orange", "error": "black",
+           "supported": "tab:green", "refuted": "tab:red", "inconclusive": "tab:orange"}
+
+
+def _mark(ax, r, title: str) -> None:
+    """Title with the verdict, axes framed in the verdict's colour."""
+    color = _COLORS.get(r.verdict, "black")
+    ax.set_title(f"{title}\n[{r.verdict}]", fontsize=9, color=color)
+    for side in ax.spines.values():
+        side.set_edgecolor(color)
+        side.set_linewidth(2.0)
 
 
 def _slug(s: str) -> str:
@@ -68,9 +83,9 @@ def _curve(r, out: pathlib.Path) -> pathlib.Path:
     ax.set_yscale("log")
     ax.set_xlabel(s.get("xlabel", "round"))
     ax.set_ylabel(s.get("ylabel", r.bound_id))
-    ax.set_title(s.get("title", f"{r.check} [{r.verdict}]"), fontsize=9)
+    _mark(ax, r, s.get("title", f"{r.check} {r.case}"))
     ax.legend(fontsize=7)
-    return _save(fig, out / f"curve_{_slug(r.check)}.png")
+    return _save(fig, out / f"curve_{_slug(r.check + '_' + r.case)}.png")
 
 
 def _ushape(r, out: pathlib.Path) -> pathlib.Path:
@@ -86,9 +101,9 @@ def _ushape(r, out: pathlib.Path) -> pathlib.Path:
     ax.set_yscale("log")
     ax.set_xlabel("cutoff K")
     ax.set_ylabel("weight error")
-    ax.set_title(s.get("title", r.check), fontsize=9)
+    _mark(ax, r, s.get("title", r.check))
     ax.legend(fontsize=7)
-    return _save(fig, out / f"ushape_{_slug(r.check)}.png")
+    return _save(fig, out / f"ushape_{_slug(r.check + '_' + r.case)}.png")
 
 
 def _contraction(r, out: pathlib.Path) -> pathlib.Path:
@@ -104,42 +119,71 @@ def _contraction(r, out: pathlib.Path) -> pathlib.Path:
     ax.set_yscale("log")
     ax.set_xlabel("round")
     ax.set_ylabel("f(w_t) - f*")
-    ax.set_title(s.get("title", r.check), fontsize=9)
+    _mark(ax, r, s.get("title", r.check))
     ax.legend(fontsize=7)
-    return _save(fig, out / f"contraction_{_slug(r.check)}.png")
+    return _save(fig, out / f"contraction_{_slug(r.check + '_' + r.case)}.png")
 
 
 def _alpha(r, out: pathlib.Path) -> pathlib.Path:
     s = r.series
-    alpha = np.asarray(s["alpha"], dtype=float)
-    p = np.asarray(s["p"], dtype=float)
-    t = np.asarray(s.get("t", np.arange(alpha.shape[0])), dtype=float)
+    if "err" in s:
+        err = np.asarray(s["err"], dtype=float)
+    else:
+        alpha, p = np.asarray(s["alpha"], dtype=float), np.asarray(s["p"], dtype=float)
+        err = np.abs(alpha - p[None, :]).sum(axis=1)
+    t = np.asarray(s.get("t", np.arange(1, err.size + 1)), dtype=float)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    err = np.abs(alpha - p[None, :]).sum(axis=1)
     ax.plot(t, err, "C0-", label="||alpha_t - p||_1")
+    ax.plot(t, err[0] * t[0] / t, "k:", lw=1, label="rate 1/t")
+    ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(s.get("xlabel", "round"))
     ax.set_ylabel("distance to p")
-    ax.set_title(s.get("title", r.check), fontsize=9)
+    _mark(ax, r, s.get("title", r.check))
     ax.legend(fontsize=7)
-    return _save(fig, out / f"alpha_vs_p_{_slug(r.check)}.png")
+    return _save(fig, out / f"alpha_vs_p_{_slug(r.check + '_' + r.case)}.png")
 
 
-_DRAW = {"curve": _curve, "ushape": _ushape, "contraction": _contraction, "alpha_vs_p": _alpha}
+def _search(r, out: pathlib.Path) -> pathlib.Path:
+    s = r.series
+    tr = np.asarray(s["trace"], dtype=float)
+    ok = np.isfinite(tr) & (tr > 0)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    k = np.arange(1, tr.size + 1)
+    ax.plot(k[ok], tr[ok], ".", color="0.6", ms=3, label="instance evaluated")
+    best = np.maximum.accumulate(np.where(ok, tr, 0.0))
+    ax.plot(k[best > 0], best[best > 0], "-", color=_COLORS.get(r.verdict, "k"),
+            label="worst so far")
+    ax.axhline(1.0, color="k", lw=1, label="LHS = RHS")
+    ax.set_yscale("log")
+    ax.set_xlabel("instance evaluated")
+    ax.set_ylabel("measured LHS / RHS (> 1 = violated)")
+    _mark(ax, r, s.get("title", r.check))
+    ax.legend(fontsize=7)
+    return _save(fig, out / f"search_{_slug(r.check + '_' + r.case)}.png")
+
+
+_DRAW = {"curve": _curve, "ushape": _ushape, "contraction": _contraction, "alpha_vs_p": _alpha,
+         "search": _search}
 
 
 def _ratios(results, out: pathlib.Path) -> pathlib.Path | None:
-    rows = [r for r in results if np.isfinite(r.ratio) and r.ratio > 0]
+    rows = [r for r in results if getattr(r, "kind", "bound") == "bound"
+            and np.isfinite(r.ratio) and r.ratio > 0]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(rows) + 1.5))
     y = np.arange(len(rows))
     ax.barh(y, [r.ratio for r in rows], color=[_COLORS.get(r.verdict, "k") for r in rows])
     ax.axvline(1.0, color="k", lw=1)
-    ax.set_yticks(y, [r.check for r in rows], fontsize=6)
+    ax.set_yticks(y, [f"{r.check} {r.case}".strip() for r in rows], fontsize=6)
     ax.set_xscale("log")
-    ax.set_xlabel("bound / measured (1 = tight; < 1 = violated)")
-    ax.set_title("tightness against measured runs", fontsize=9)
+    ax.set_xlabel("bound / measured (1 = tight; < 1 = violated); colour = verdict")
+    ax.set_title("bound checks: bound / measured, coloured by verdict", fontsize=9)
+    from matplotlib.patches import Patch
+
+    seen = sorted({r.verdict for r in rows})
+    ax.legend(handles=[Patch(color=_COLORS.get(v, "k"), label=v) for v in seen], fontsize=7)
     return _save(fig, out / "tightness_ratios.png")
 
 

@@ -43,6 +43,13 @@ class Context:
     device: str | None = None
     seeds: int | None = None
     tightness: bool = True
+    worst_budget: int | None = None
+
+    def budget(self, full: int, quick: int) -> int:
+        """Instance evaluations of a worst-instance search (``worst_budget`` overrides)."""
+        if self.worst_budget is not None:
+            return self.worst_budget
+        return quick if self.quick else full
 
     def n_seeds(self, full: int, quick: int) -> int:
         if self.seeds is not None:
@@ -79,8 +86,8 @@ def register(family: str, *bound_ids: str):
     True
     >>> _ = _REGISTRY.pop("demo_check")
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}")
+    if not (isinstance(family, str) and family.isidentifier()):  # any family name (issue 14)
+        raise ValueError(f"family must be an identifier (e.g. one of {FAMILIES}); got {family!r}")
 
     def deco(fn):
         doc = (fn.__doc__ or "").strip().splitlines()
@@ -106,8 +113,11 @@ def _load() -> None:
 def checks() -> list[CheckSpec]:
     """Every registered check, in family order."""
     _load()
+    from .checks.user import user_specs  # registered bounds (boundlab.register, plug-ins)
+
     order = {f: i for i, f in enumerate(FAMILIES)}
-    return sorted(_REGISTRY.values(), key=lambda c: order[c.family])
+    specs = list(_REGISTRY.values()) + user_specs()
+    return sorted(specs, key=lambda c: order.get(c.family, len(order)))
 
 
 def select(only: str | None = None) -> list[CheckSpec]:
@@ -149,6 +159,9 @@ def run_suite(only: str | None = None, ctx: Context | None = None, progress: boo
         dt = time.perf_counter() - t0
         for r in out:
             r.seconds = r.seconds or dt / max(len(out), 1)
+            if r.check != spec.name:  # the name shown is the name --only accepts
+                r.case = r.case or r.check
+                r.check = spec.name
         results.extend(out)
 
     if progress:

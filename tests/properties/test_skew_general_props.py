@@ -117,12 +117,18 @@ def test_pi_bound_19(x, h):
     assert v == pytest.approx(
         _typed(base, 1 / (base["pi"] * o["p_min"]) - o["N"], _g(base, o["pi_up"])), rel=1e-10
     )
-    assert B19.evaluate(**kw, **{**base, "pi": min(base["pi"] * h, 1.0)}) <= v * (1 + 1e-12)
     err = B19.evaluate_terms(**kw, **base)["error"]
     assert err >= -1e-12 * v
     assert B19.evaluate_terms(p_min=1 / o["N"], N=o["N"], **{**base, "pi": 1.0})[
         "error"
     ] == pytest.approx(0.0, abs=1e-12 * v)
+    # decreasing in pi at a common gamma: (19)'s gamma uses (18)'s bound on Pi, which falls as
+    # pi grows, so across a gamma change the bound can rise (pi 0.75 -> 1, N = 21,
+    # p_min = 1/28, L = mu = 1: 8.27 -> 8.53), as for BM-P1 / BM-P2
+    pi2 = min(base["pi"] * h, 1.0)
+    up2 = (1 - (o["N"] - 1) * pi2 * o["p_min"]) / o["p_min"]
+    assume(_g(base, o["pi_up"]) == _g(base, up2))
+    assert B19.evaluate(**kw, **{**base, "pi": pi2}) <= v * (1 + 1e-12)
     if _fixed(base, o["pi_up"]):  # then both shifts are max(4L/mu, E - 1)
         assert v >= B17.evaluate(Pi=o["Pi"], **base) * (1 - 1e-12)
     p2 = min(o["p_min"] * h, 1 / o["N"])

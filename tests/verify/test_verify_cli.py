@@ -36,7 +36,8 @@ def fake_checks(monkeypatch):
 
     @suite.register("drift", "drift.plateau")
     def fake_violated(ctx):
-        return [compare(boundlab.get("drift.plateau"), [5.0], 1.0, check="fake_violated")]
+        return [compare(boundlab.get("drift.plateau"), [5.0], check="fake_violated",
+                        params={"eta": 0.2, "tau": 10, "L": 0.2, "zeta": 0.43})]  # bound 2.66
 
     @suite.register("drift", "drift.plateau")
     def fake_crash(ctx):
@@ -44,7 +45,8 @@ def fake_checks(monkeypatch):
 
     @suite.register("skew", "skew.recursion")
     def fake_ok(ctx):
-        return [compare(boundlab.get("skew.recursion"), [1.0], 2.0, check="fake_ok")]
+        return [compare(boundlab.get("skew.recursion"), [1.0], 2.0, check="fake_ok",
+                        params={"eta": 0.1, "L": 1.0, "mu": 0.5})]  # preconditions evaluable
 
     yield
     suite._REGISTRY.clear()

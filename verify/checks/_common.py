@@ -5,7 +5,7 @@ Example
 >>> import boundlab
 >>> from verify.checks._common import judge
 >>> r = judge(boundlab.get("drift.plateau"), [0.02], dict(eta=0.2, tau=10, L=0.2, zeta=0.43),
-...           check="demo", problem="toy")
+...           check="demo", problem="toy", deterministic=True)
 >>> r.verdict, r.dominant_term
 ('holds', 'drift_het')
 """
@@ -16,9 +16,10 @@ import numpy as np
 
 import boundlab
 
-from ..compare import CheckResult, compare
+from ..compare import CheckResult, claim_result, compare, trace_diverged
 
-__all__ = ["judge", "claim", "constants_record", "attach_tightness", "server_models", "simulate"]
+__all__ = ["judge", "claim", "slope_ci", "constants_record", "attach_tightness", "server_models",
+           "simulate", "trace_diverged", "worst_rows"]
 
 
 def constants_record(consts, names=None, extra: dict | None = None) -> dict:
@@ -40,46 +41,71 @@ def constants_record(consts, names=None, extra: dict | None = None) -> dict:
     return out
 
 
-def judge(bound, lhs_samples, params: dict, *, check: str, problem: str, seeds=(),
-          setting=None, constants=None, note: str = "", diverged: bool = False,
-          extra_violations=(), series=None) -> CheckResult:
+def judge(bound, lhs_samples, params: dict, *, check: str, problem: str, case: str = "",
+          seeds=(), setting=None, constants=None, note: str = "", diverged=False,
+          extra_violations=(), series=None, deterministic: bool = False) -> CheckResult:
     """Evaluate ``bound`` at ``params`` (extra keys ignored), then :func:`verify.compare`.
 
-    ``extra_violations`` adds assumption failures the bound's own preconditions cannot see
-    (e.g. partial participation); they make the verdict ``not-applicable``.
+    ``compare`` evaluates the bound's preconditions from ``params`` itself;
+    ``extra_violations`` adds assumption failures the preconditions cannot see (e.g. partial
+    participation): they make the verdict ``not-applicable``. ``diverged``: True or a reason
+    (see :func:`verify.compare.trace_diverged`). ``deterministic``: the samples come from
+    identical runs (one effective sample).
     """
     usable = {k: v for k, v in params.items() if k in bound.params or k in bound.extra_params}
-    rhs = bound.evaluate(**usable)
-    terms = {k: float(v) for k, v in bound.evaluate_terms(**usable).items()} if bound.terms else {}
-    violated = bound.violated_preconditions(**usable) + list(extra_violations)
+    terms = {}
+    if bound.terms:
+        try:
+            terms = {k: float(v) for k, v in bound.evaluate_terms(
+                **{k: v for k, v in usable.items() if k in bound.params}).items()}
+        except Exception:  # noqa: BLE001 - compare reports the evaluation failure
+            terms = {}
     setting = dict(setting or {})
     setting.update({k: float(v) for k, v in usable.items() if np.ndim(v) == 0})
-    r = compare(bound, lhs_samples, float(rhs), check=check, problem=problem, seeds=seeds,
-                setting=setting, terms=terms, constants=constants, diverged=diverged,
-                preconditions_violated=violated, note=note)
+    r = compare(bound, lhs_samples, params=usable, check=check, case=case, problem=problem,
+                seeds=seeds, setting=setting, terms=terms, constants=constants,
+                diverged=diverged, preconditions_violated=list(extra_violations), note=note,
+                deterministic=deterministic)
     if series is not None:
         r.series = series
     return r
 
 
-def claim(check: str, bound_id: str, problem: str, ok: bool, *, measured=float("nan"),
-          reference=float("nan"), note: str = "", setting=None, series=None,
-          seeds=()) -> CheckResult:
-    """A paper's qualitative claim (an ordering, a monotonicity) judged on measured runs.
+def claim(check: str, paper: str, problem: str, *, statement: str, statistic: float,
+          threshold: float, outcome, interval=None, bound_id: str = "", case: str = "",
+          note: str = "", setting=None, series=None, seeds=(), effective_samples: int = 1
+          ) -> CheckResult:
+    """A paper's qualitative claim (an ordering, a rate, a monotonicity) judged on measured
+    runs: a claim record (statement, statistic, threshold, outcome), never a bound check.
 
-    ``measured`` / ``reference`` are the two numbers compared (shown as measured / bound).
+    ``outcome``: ``"supported"`` / ``"refuted"`` / ``"inconclusive"``, or a bool (True =
+    supported, False = refuted). ``paper`` is the source text (e.g. "seed 003, eq. (9)").
 
-    >>> claim("c", "drift.plateau", "toy", True, measured=1.0, reference=2.0).verdict
-    'holds'
+    >>> claim("c", "seed 004, Sec. 3", "toy", statement="gap grows with tau", statistic=2.0,
+    ...       threshold=0.0, outcome=True).verdict
+    'supported'
     """
-    paper = boundlab.get(bound_id).source if bound_id else ""
-    ratio = reference / measured if measured not in (0.0,) and np.isfinite(measured) else np.nan
-    return CheckResult(check=check, bound_id=bound_id, paper=paper, problem=problem,
-                       verdict="holds" if ok else "VIOLATED", measured=float(measured),
-                       measured_lo=float(measured), measured_hi=float(measured),
-                       bound=float(reference), ratio=float(ratio), n_seeds=len(seeds) or 1,
-                       seeds=list(seeds), setting=dict(setting or {}),
-                       note=("claim: " + note).strip(), series=series or {})
+    if isinstance(outcome, (bool, np.bool_)):
+        outcome = "supported" if outcome else "refuted"
+    return claim_result(check, paper, problem, statement=statement, statistic=statistic,
+                        threshold=threshold, outcome=outcome, interval=interval,
+                        bound_id=bound_id, case=case, note=note, setting=setting,
+                        series=series, seeds=seeds, effective_samples=effective_samples)
+
+
+def slope_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
+    """Least-squares slope of ``y`` on ``x`` with its two-sided Student-t interval.
+
+    >>> s, lo, hi = slope_ci([0, 1, 2, 3], [0.0, 1.1, 1.9, 3.0])
+    >>> round(s, 2), lo < s < hi
+    (0.98, True)
+    """
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    fit = stats.linregress(x, y)
+    half = float(stats.t.ppf(0.5 + level / 2, x.size - 2) * fit.stderr) if x.size > 2 else 0.0
+    return float(fit.slope), float(fit.slope) - half, float(fit.slope) + half
 
 
 def simulate(ctx, problem, algorithm: str, **kw):
@@ -170,8 +196,39 @@ def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> Non
         result.tightness = {"status": f"not cached ({why}); solve with: {cmd}"}
         return
     keep = ("worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high", "exact",
-            "relaxed", "solver", "gap", "seconds", "verdict")
+            "relaxed", "solver", "gap", "seconds", "verdict", "bracket", "inaccuracy")
     result.tightness = {k: rec[k] for k in keep if k in rec}
     order = rec.get("ordering") or {}
     if "holds" in order:
         result.tightness["ordering_ok"] = bool(order["holds"])
+
+
+def worst_rows(ctx, check: str, items) -> list[CheckResult]:
+    """Worst-instance search (:func:`verify.worst_instance`) for each ``(bound_id, setting,
+    full_budget, quick_budget)`` of ``items``: one bound-check row each, judged at the worst
+    instance found (``VIOLATED`` when the search drove LHS / RHS above 1). The search record
+    (ratio, evaluations, trace, the instance) is in ``result.worst``; the report saves the
+    instance of a violated bound for replay.
+    """
+    import time
+
+    from ..worst import worst_instance
+
+    out = []
+    for bid, setting, full, quick in items:
+        bound = boundlab.get(bid)
+        t0 = time.perf_counter()
+        w = worst_instance(bound, "quadratic", budget=ctx.budget(full, quick), seed=0,
+                           setting=setting)
+        r = compare(bound, [w.lhs], params=w.params, check=check, case=bid,
+                    problem=f"worst instance of {w.family}", seeds=[0], deterministic=True,
+                    setting=dict(w.extra.get("setting", {})),
+                    note=f"{w.evaluations} instances searched (differential evolution + "
+                         f"Nelder-Mead, seed 0, {time.perf_counter() - t0:.1f} s); "
+                         f"max LHS/RHS found {w.ratio:.4g}; {w.how}")
+        r.worst = {"ratio": w.ratio, "evaluations": w.evaluations, "budget": w.budget,
+                   "seconds": w.seconds, "family": w.family, "record": w.to_dict()}
+        r.series = {"kind": "search", "trace": w.trace,
+                    "title": f"worst-instance search: {bid} ({w.evaluations} instances)"}
+        out.append(r)
+    return out

@@ -16,8 +16,8 @@ Example
 -------
 >>> from verify.suite import Context
 >>> rs = drift_client_drift(Context(quick=True))
->>> rs[0].bound_id, rs[0].verdict
-('drift.client_drift', 'holds')
+>>> rs[0].bound_id, rs[0].case, rs[0].verdict
+('drift.client_drift', 'tau=10', 'holds')
 """
 
 from __future__ import annotations
@@ -30,7 +30,16 @@ import boundlab
 import toys
 
 from ..suite import register
-from ._common import attach_tightness, claim, constants_record, judge, server_models, simulate
+from ._common import (
+    attach_tightness,
+    claim,
+    constants_record,
+    judge,
+    server_models,
+    simulate,
+    trace_diverged,
+    worst_rows,
+)
 
 ETA = 0.2
 TAUS_FULL, TAUS_QUICK = (10, 50, 300, 1000), (10, 50)
@@ -87,9 +96,9 @@ def drift_theorem_seed004(ctx):
                   "bound": bound.evaluate(**{**params, "T": t_axis}), "terms": terms,
                   "ylabel": "avg shadow gap over rounds <= T", "xlabel": "rounds T",
                   "title": f"DKR Thm 2.1, seed-004 toy, theory protocol, tau = {tau}"}
-        r = judge(bound, [tr.avg_shadow_gap], params, check=f"drift_theorem_tau{tau}",
-                  problem="seed004-toy (theory protocol)", seeds=[0],
-                  diverged=tr.diverged_at is not None, series=series,
+        r = judge(bound, [tr.avg_shadow_gap], params, check="drift_theorem_seed004",
+                  case=f"tau={tau}", problem="seed004-toy (theory protocol)", seeds=[0],
+                  deterministic=True, diverged=trace_diverged(tr), series=series,
                   constants=constants_record(consts, ("L", "L_F", "zeta", "D")))
         attach_tightness(r, ctx, params)
         out.append(r)
@@ -107,8 +116,10 @@ def drift_client_drift(ctx):
         tr = _theory_run(tau, T, ctx.backend, ctx.device)
         params = _params(consts, tau, T, prob.n_clients)
         out.append(judge(bound, [float(np.nanmax(tr.drift_max))], params,
-                         check=f"drift_lemma23_tau{tau}", problem="seed004-toy (theory protocol)",
-                         seeds=[0], constants=constants_record(consts, ("L", "zeta"))))
+                         check="drift_client_drift", case=f"tau={tau}",
+                         problem="seed004-toy (theory protocol)", seeds=[0], deterministic=True,
+                         diverged=trace_diverged(tr),
+                         constants=constants_record(consts, ("L", "zeta"))))
     return out
 
 
@@ -128,8 +139,9 @@ def drift_round_progress(ctx):
         slack = rhs - tr.shadow_gap
         worst = int(np.argmin(slack))
         scalar = {k: (v[worst] if np.ndim(v) else v) for k, v in params.items()}
-        r = judge(bound, [tr.shadow_gap[worst]], scalar, check=f"drift_lemma22_tau{tau}",
-                  problem="seed004-toy (theory protocol)", seeds=[0],
+        r = judge(bound, [tr.shadow_gap[worst]], scalar, check="drift_round_progress",
+                  case=f"tau={tau}", problem="seed004-toy (theory protocol)", seeds=[0],
+                  deterministic=True, diverged=trace_diverged(tr),
                   note=f"checked at each of {T} rounds; worst round {worst} shown; "
                        f"rounds violated: {int(np.sum(slack < -1e-12 * np.abs(rhs)))}",
                   constants=constants_record(consts, ("L",)))
@@ -147,8 +159,9 @@ def drift_plateau(ctx):
     for tau in _taus(ctx):
         params = _params(consts, tau, T, M)
         tr = _theory_run(tau, T, ctx.backend, ctx.device)
-        r = judge(bound, [tr.shadow_gap[-1]], params, check=f"drift_plateau_theory_tau{tau}",
-                  problem="seed004-toy (theory protocol)", seeds=[0],
+        r = judge(bound, [tr.shadow_gap[-1]], params, check="drift_plateau",
+                  case=f"theory protocol, tau={tau}", problem="seed004-toy (theory protocol)",
+                  seeds=[0], deterministic=True, diverged=trace_diverged(tr),
                   note="measured: shadow gap averaged over the last round's local steps",
                   constants=constants_record(consts, ("L", "zeta")))
         attach_tightness(r, ctx, params)
@@ -156,20 +169,25 @@ def drift_plateau(ctx):
         pp = simulate(ctx, prob, "fedavg", rounds=T, seed=1, lr=ETA, local_steps=tau,
                       participation=_paper_participation(M, T, seed=1), record="sync")
         paper_final.append(pp.gap[-1])
-        out.append(judge(bound, [pp.gap[-1]], params, check=f"drift_plateau_paper_tau{tau}",
+        out.append(judge(bound, [pp.gap[-1]], params, check="drift_plateau",
+                         case=f"paper protocol, tau={tau}",
                          problem="seed004-toy (paper protocol)", seeds=[1],
+                         diverged=trace_diverged(pp),
                          extra_violations=[PAPER_VIOLATION],
                          note="measured: training gap F(b_T) - F* of the final model",
                          constants=constants_record(consts, ("L", "zeta"))))
     taus = list(_taus(ctx))
-    increasing = bool(np.all(np.diff(paper_final) > 0))
-    out.append(claim("drift_plateau_grows_with_tau", "drift.plateau",
-                     "seed004-toy (paper protocol)", increasing,
-                     measured=paper_final[-1], reference=paper_final[0],
+    steps = np.diff(paper_final)
+    out.append(claim("drift_plateau", "seed 004, Sec. 3 (Fig. 2)", "seed004-toy (paper protocol)",
+                     case="plateau grows with tau", bound_id="drift.plateau",
+                     statement="the loss plateau is higher for larger tau (final training gap "
+                               "increases with tau, paper protocol)",
+                     statistic=float(np.min(steps)), threshold=0.0,
+                     outcome=bool(np.all(steps > 0)), seeds=[1],
                      setting={"tau": taus, "final_gaps": [float(g) for g in paper_final]},
-                     note="DKR: the loss plateau is higher for larger tau; measured final gaps "
-                          + ", ".join(f"tau={t}: {g:.4g}" for t, g in zip(taus, paper_final))
-                          + " (shown: measured = largest tau, bound = smallest tau)"))
+                     note="statistic: smallest increase of the final gap between consecutive "
+                          "tau (> 0: increasing); one participation path (seed 1); final gaps "
+                          + ", ".join(f"tau={t}: {g:.4g}" for t, g in zip(taus, paper_final))))
     return out
 
 
@@ -189,11 +207,16 @@ def drift_fedprox_vs_fedavg(ctx):
     series = {"kind": "contraction", "rounds": np.arange(T + 1),
               "curves": {k: np.maximum(v, 1e-300) for k, v in gaps.items()},
               "title": f"DKR Exp. 2: FedProx vs FedAvg, tau = {tau}, paper protocol"}
-    return [claim("drift_fedprox_beats_fedavg", "drift.plateau", "seed004-toy (paper protocol)",
-                  ok, measured=gaps["fedprox"][-1], reference=gaps["fedavg"][-1],
-                  setting={"tau": tau, "rounds": T, "prox": 0.1}, series=series, seeds=[1],
-                  note="DKR: FedProx reaches a much better loss; measured final gap FedProx "
-                       f"{gaps['fedprox'][-1]:.4g} vs FedAvg {gaps['fedavg'][-1]:.4g}")]
+    return [claim("drift_fedprox_vs_fedavg", "seed 004, Exp. 2", "seed004-toy (paper protocol)",
+                  bound_id="drift.plateau", case=f"tau={tau}",
+                  statement="FedProx (prox 0.1) reaches a lower final loss than FedAvg at large "
+                            "tau (paper protocol)",
+                  statistic=float(gaps["fedprox"][-1] - gaps["fedavg"][-1]), threshold=0.0,
+                  outcome=ok, setting={"tau": tau, "rounds": T, "prox": 0.1}, series=series,
+                  seeds=[1],
+                  note="statistic: final gap FedProx - FedAvg (< 0: FedProx lower); FedProx "
+                       f"{gaps['fedprox'][-1]:.4g}, FedAvg {gaps['fedavg'][-1]:.4g}; one "
+                       "participation path (seed 1), shared by both methods")]
 
 
 @register("drift", "drift.fedavg_convex", "drift.client_drift")
@@ -218,14 +241,30 @@ def drift_theorem_minibatch(ctx):
         c = consts.as_params()
         params = {"D": c["D"], "eta": eta, "tau": tau, "T": T, "sigma": c["sigma"],
                   "M": prob.n_clients, "L": c["L"], "zeta": c["zeta"]}
-        diverged = any(tr.diverged_at is not None for tr in runs)
+        diverged = "; ".join(filter(None, (trace_diverged(tr) for tr in runs)))
         common = {"problem": label, "seeds": seeds, "setting": {"batch_size": b},
+                  "note": f"stochastic: {len(seeds)} seeds, judged on the 95 % upper "
+                          "confidence limit of the mean",
                   "diverged": diverged,
                   "constants": constants_record(consts, ("L", "zeta", "sigma2", "D"))}
-        tag = label.split()[0].split("-")[0]
         out.append(judge(boundlab.get("drift.fedavg_convex"), [tr.avg_shadow_gap for tr in runs],
-                         params, check=f"drift_theorem_noisy_{tag}", **common))
+                         params, check="drift_theorem_minibatch", case=f"Thm 2.1, {label}",
+                         **common))
         out.append(judge(boundlab.get("drift.client_drift"),
                          [float(np.nanmax(tr.drift_max)) for tr in runs], params,
-                         check=f"drift_lemma23_noisy_{tag}", **common))
+                         check="drift_theorem_minibatch", case=f"Lemma 2.3, {label}", **common))
     return out
+
+
+@register("drift", "drift.fedavg_convex", "drift.client_drift", "drift.plateau")
+def drift_worst_instance(ctx):
+    """Worst-instance search for Theorem 2.1, Lemma 2.3 and the plateau with the seed-004 toy's
+    L, zeta and D held fixed (quadratic clients with identical Hessians: zeta bounded for all
+    x), tau = 10, the step size searched within eta <= 1/(4L)."""
+    _, consts = _toy()
+    c = consts.as_params()
+    fixed = {"L": c["L"], "zeta": c["zeta"], "D": c["D"], "tau": 10}
+    return worst_rows(ctx, "drift_worst_instance", [
+        ("drift.fedavg_convex", {**fixed, "rounds": ctx.pick(20, 5)}, 160, 20),
+        ("drift.client_drift", {**fixed, "rounds": 3}, 160, 20),
+        ("drift.plateau", {**fixed, "rounds": ctx.pick(20, 5)}, 60, 12)])

@@ -8,7 +8,8 @@ Usage::
     boundlab tightness list
 
 Exit status: 0 bracket computed; 1 the bound is VIOLATED by a worst-case instance, or the
-solver failed / is inconsistent; 2 bad input (unknown id or name, value outside its domain).
+solver failed / the bracket is inaccurate (LB > UB even after a retry with tighter solver
+settings); 2 bad input (unknown id or name, value outside its domain).
 
 Example
 -------
@@ -57,10 +58,11 @@ def _run(args) -> int:
     import boundlab
     from verify.cli import UsageError
     from verify.cli.bounds_cmd import parse_assignments
-    from verify.tightness import NOT_MATCHED, SUPPORTED, bracket
+    from verify.tightness import NOT_MATCHED, bracket
+    from verify.tightness.brackets import supported_ids
 
-    if args.id == "list":
-        return _list(args.json, SUPPORTED, NOT_MATCHED)
+    if args.id == "list":  # catalogue ids and registered bounds with a PEP model
+        return _list(args.json, supported_ids(), NOT_MATCHED)
     b = boundlab.get(args.id)
     params = parse_assignments(args.assignments, b)
     if args.rounds is not None and args.rounds < 1:
@@ -100,7 +102,7 @@ def _run(args) -> int:
 def _status(r) -> int:
     if r is None:
         return 0
-    if r["verdict"].startswith(("VIOLATED", "solver inconsistency")):
+    if r["verdict"].startswith(("VIOLATED", "solver inconsistency", "inaccurate")):
         return 1
     return 0 if r["worst_case_upper"] is not None or r["ok"] else 1
 

@@ -1,7 +1,8 @@
 """``boundlab verify``: the main job — every check, a table, a report, figures.
 
-Exit status: 0 when every check holds (or is not-applicable / order-only / diverged);
-1 when any check is VIOLATED or errored; 2 for bad input.
+Exit status: 0 when every bound check holds (or is not-applicable / order-only / diverged) and
+no claim is refuted; 1 when a bound check is VIOLATED (on a toy or on a worst instance found),
+a claim is refuted or a check errored; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import sys
 
 __all__ = ["register"]
 
-_HELP = """Run the checks (theory vs measured), print a table and write DIR/report.md,
-DIR/results.csv and DIR/figures/. Exit status: 0 all checks hold (or are not-applicable,
-order-only, diverged); 1 a check is VIOLATED or errored; 2 bad input."""
+_HELP = """Run the checks (theory vs measured) and the worst-instance searches, print the
+tables (bound checks, claims, how informative each "holds" is) and write DIR/report.md,
+DIR/results.csv, DIR/figures/ (and DIR/worst/ID.json for a bound a searched instance violates).
+Exit status: 0 every bound check holds (or is not-applicable, order-only, diverged) and no claim
+is refuted; 1 a bound check is VIOLATED, a claim refuted or a check errored; 2 bad input."""
 
 
 def register(sub) -> None:
@@ -29,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--no-tightness", action="store_true", help="skip the PEP tightness column")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
+    p.add_argument("--worst-budget", type=int, default=None, metavar="N",
+                   help="instances evaluated by each worst-instance search (default: per check, "
+                        "about 100-160; --quick: 12-20)")
     p.set_defaults(func=_run)
 
 
@@ -39,19 +45,62 @@ def _run(args) -> int:
 
     if args.seeds is not None and args.seeds < 1:
         raise DomainError("--seeds", args.seeds, "integer >= 1")
+    if args.worst_budget is not None and args.worst_budget < 10:
+        raise DomainError("--worst-budget", args.worst_budget, "integer >= 10")
     if args.list:
         for c in select(args.only):
             print(f"{c.family:13s} {c.name:36s} {', '.join(c.bound_ids)}")
         return 0
+    # refuse what would only fail after all the work: the output path, the device, --only
+    report.check_output_path(args.out, "--out")
+    check_device(args.backend, args.device)
+    select(args.only)
     ctx = Context(quick=args.quick, backend=args.backend, device=args.device, seeds=args.seeds,
-                  tightness=not args.no_tightness)
+                  tightness=not args.no_tightness, worst_budget=args.worst_budget)
     results = run_suite(args.only, ctx, progress=not args.json and sys.stderr.isatty())
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
                 "device": args.device, "seeds": args.seeds}
-    out = report.write_report(results, args.out, settings=settings)
+    out = report.write_report(results, args.out, settings=settings)  # one atomic output set
     if args.json:
         print(report.to_json(results))
     else:
         report.print_table(results)
         print(f"report: {out / 'report.md'}")
     return report.exit_status(results)
+
+
+def check_device(backend: str, device) -> None:
+    """Refuse a device the backend cannot use, before any work (exit 2 at the CLI).
+
+    >>> check_device("numpy", None); check_device("numpy", "cpu")
+    >>> check_device("numpy", "cuda")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: --device = 'cuda' is outside its domain: cpu or omitted with \
+--backend numpy
+    """
+    from boundlab.errors import DomainError
+
+    if backend == "numpy":
+        if device not in (None, "cpu"):
+            raise DomainError("--device", device, "cpu or omitted with --backend numpy")
+        return
+    if device is None:
+        return
+    try:
+        import torch
+    except ImportError:
+        raise DomainError("--backend", backend, "numpy (torch is not installed)") from None
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise DomainError("--device", device, "a torch device such as cpu, cuda or cuda:0"
+                          ) from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DomainError("--device", device, "cpu (CUDA is not available here)")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise DomainError("--device", device,
+                              f"cuda:0..cuda:{torch.cuda.device_count() - 1}")
+    elif dev.type not in ("cpu", "mps"):
+        raise DomainError("--device", device, "cpu or cuda")

@@ -14,15 +14,17 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import numbers
+import pathlib
 
 import numpy as np
 
 from boundlab.errors import DomainError
 
-from ._solve import PEPRecord, solve_pep
+from ._solve import TIGHT, PEPRecord, solve_pep
 from .cache import PEPCache
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "ZETA_AT",
     "Federation",
     "NotCached",
+    "SHIPPED",
     "cached_solve",
     "check_choice",
     "check_int",
@@ -147,29 +150,60 @@ def resolve_cache(cache) -> PEPCache | None:
     return PEPCache(cache)
 
 
+#: PEP results shipped with boundlab (read-only): the README's examples, so they finish in
+#: seconds on a fresh install; consulted after the user's cache
+SHIPPED = pathlib.Path(__file__).with_name("shipped_cache")
+
+
 def cached_solve(method: str, fclass: str, norm: dict, build, *, cache, solver,
                  tol: float | None = None, tol_proof: float | None = None,
                  scale_floor: float | None = None, use: str | None = None) -> dict:
     """Solve the normalized PEP (or read it from the cache); returns the raw result dict.
 
     ``norm`` holds every normalized parameter the PEP depends on (the cache key); ``build(pb)``
-    declares the PEP. The dict carries ``cached`` (bool).
+    declares the PEP. The dict carries ``cached`` (bool). The user's cache is read first, then
+    the shipped one (:data:`SHIPPED`); a solve shows a rich status line on a terminal.
+    A solve under :data:`verify.tightness._solve.TIGHT` has its own cache key.
     """
     store = resolve_cache(cache)
-    key = store.key(method, fclass, {**norm, "_solver": solver}) if store else None
+    extra = {"_tight": True} if TIGHT.get() else {}
+    key = store.key(method, fclass, {**norm, "_solver": solver, **extra}) if store else None
     if store is not None:
         hit = store.get(key)
+        if hit is None and SHIPPED.is_dir():
+            hit = PEPCache(SHIPPED).get(key)
         if hit is not None:
             return {**hit, "cached": True}
     if CACHE_ONLY.get():
         raise NotCached(method)
     kw = {k: v for k, v in (("tol", tol), ("tol_proof", tol_proof),
                             ("scale_floor", scale_floor), ("use", use)) if v is not None}
-    out = solve_pep(build, solver=solver, **kw)
+    with _progress(method, norm):
+        out = solve_pep(build, solver=solver, **kw)
     out["cached"] = False
-    if store is not None and (out["ok"] or out["status"] in ("infeasible", "unbounded")):
+    # a retry's answer is kept even when not ok (it is marked so): it is the final word
+    if store is not None and (out["ok"] or TIGHT.get()
+                              or out["status"] in ("infeasible", "unbounded")):
         store.put(key, {k: v for k, v in out.items() if k != "cached"})
     return out
+
+
+@contextlib.contextmanager
+def _progress(method: str, norm: dict):
+    """A rich status line (spinner, elapsed time) on stderr while a PEP is solved; nothing when
+    stderr is not a terminal."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    what = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in norm.items() if k in ("kind", "tau", "T", "t", "E", "n"))
+    tight = " (tighter solver settings)" if TIGHT.get() else ""
+    with Console(stderr=True).status(f"solving PEP {method} [{what}]{tight} ..."):
+        yield
 
 
 def record_from(method, raw, *, scale, params, theoretical=None, relaxed=(), lower=True,

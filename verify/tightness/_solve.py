@@ -20,6 +20,7 @@ Example
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib.util
 import math
@@ -53,6 +54,27 @@ _SOLVER_OPTIONS = {
     "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
     "MOSEK": {},
 }
+#: the settings of a retry (an inverted or inaccurate bracket, see
+#: :func:`verify.tightness.bracket`): Clarabel with 100x tighter gap / feasibility targets and
+#: more iterations; SCS (tried first in a retry, as a second opinion) at its usual 1e-9
+_TIGHT_OPTIONS = {
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                 "tol_ktratio": 1e-8, "max_iter": 400},
+    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
+    "MOSEK": {},
+}
+#: set (by ``bracket``'s retry) to solve with :data:`_TIGHT_OPTIONS`
+TIGHT: contextvars.ContextVar = contextvars.ContextVar("boundlab_pep_tight", default=False)
+
+
+def solver_options(name: str) -> dict:
+    """Options passed to solver ``name`` (the tighter set while :data:`TIGHT` is set).
+
+    >>> solver_options("SCS")["eps_abs"]
+    1e-09
+    """
+    table = _TIGHT_OPTIONS if TIGHT.get() else _SOLVER_OPTIONS
+    return dict(table.get(name, {}))
 
 
 @dataclass(frozen=True)
@@ -299,7 +321,7 @@ def _solve_direct(pb, name):
     wrapper._objective_row = wrapper._row(pb.objective)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        status, _, value = wrapper.solve(solver=name, **_SOLVER_OPTIONS.get(name, {}))
+        status, _, value = wrapper.solve(solver=name, **solver_options(name))
     return wrapper, str(status), value
 
 
@@ -333,7 +355,11 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
     from PEPit.point import Point
 
     attempts, out = [], None
-    for name in solver_chain(solver):
+    # a retry under TIGHT asks for a second opinion: SCS (eps 1e-9) first, then Clarabel at
+    # 1e-10 gap / feasibility targets; its answer, ok or not, is the retry's answer
+    chain = solver_chain(solver) if solver is not None or not TIGHT.get() \
+        else ["SCS", "CLARABEL"]
+    for name in chain:
         t0 = time.perf_counter()
         pb = PEP()
         build(pb)

@@ -35,9 +35,10 @@ import numbers
 from boundlab.errors import DomainError, UnknownNameError
 
 from ._common import CACHE_ONLY, NotCached
-from ._solve import TOL
+from ._solve import TIGHT
 
-__all__ = ["NOT_MATCHED", "SUPPORTED", "bracket", "round_param"]
+__all__ = ["NOT_MATCHED", "SUPPORTED", "MODELS", "bracket", "round_param", "model_for",
+           "supported_ids"]
 
 #: bound id -> the parameter that counts rounds (``--rounds`` overrides it)
 _ROUND_PARAM = {"drift.fedavg_convex": "T", "drift.plateau_finite": "T",
@@ -59,7 +60,11 @@ def round_param(bound_id: str) -> str | None:
     >>> round_param("drift.fedavg_convex")
     'T'
     """
-    return _ROUND_PARAM.get(bound_id)
+    if bound_id in _ROUND_PARAM or bound_id in SUPPORTED or model_for(bound_id) is None:
+        return _ROUND_PARAM.get(bound_id)
+    import boundlab
+
+    return _MODEL_ROUND_PARAM.get(boundlab.get(bound_id).lhs)  # a registered bound
 
 
 def bracket(bound_id, params, rounds=None, cache_only=False, *, zeta_at="visited",
@@ -95,8 +100,8 @@ def bracket(bound_id, params, rounds=None, cache_only=False, *, zeta_at="visited
     import boundlab
 
     b = boundlab.get(bound_id)
-    if bound_id not in SUPPORTED:
-        raise UnknownNameError("bound id with a PEP model", bound_id, sorted(SUPPORTED))
+    if model_for(bound_id) is None:
+        raise UnknownNameError("bound id with a PEP model", bound_id, supported_ids())
     params = _scalars(dict(params))
     if rounds is not None:
         rp = round_param(bound_id)
@@ -105,15 +110,52 @@ def bracket(bound_id, params, rounds=None, cache_only=False, *, zeta_at="visited
         params[rp] = rounds
     B = _bound_value(b, params)
     violated = b.violated_preconditions(**params)
-    token = CACHE_ONLY.set(bool(cache_only))
+    first = _attempt(bound_id, B, params, violated, cache_only, zeta_at, cache, solver, False)
+    if first is None or first["bracket"] == "ok":
+        return first
+    # an inverted or inaccurate bracket: retry once with tighter solver settings
+    second = _attempt(bound_id, B, params, violated, cache_only, zeta_at, cache, solver, True)
+    if second is None:  # cache-only and the tighter solve is not cached
+        first["verdict"] += "; not retried (--cache-only and no cached retry)"
+        return first
+    keep = ("worst_case_upper", "worst_case_lower", "status", "bracket", "ok", "inaccuracy")
+    lost = any(second[k] is None and first[k] is not None
+               for k in ("worst_case_upper", "worst_case_lower"))
+    if lost:  # the retry lost a side of the bracket: report the first attempt, and the retry
+        first["retry"] = {k: second[k] for k in keep}
+        first["verdict"] += ("; retried with tighter solver settings: "
+                             + (second["inaccuracy"] or second["verdict"]) + " (UB "
+                             + _g(second["worst_case_upper"]) + ", LB "
+                             + _g(second["worst_case_lower"]) + ")")
+        return first
+    second["first_attempt"] = {k: first[k] for k in keep}
+    if second["bracket"] != "ok":
+        second["verdict"] += ("; after a retry with tighter solver settings (first attempt: "
+                              + first["inaccuracy"] + ")")
+    return second
+
+
+def _g(v) -> str:
+    return "none" if v is None else f"{v:.6g}"
+
+
+def _attempt(bound_id, B, params, violated, cache_only, zeta_at, cache, solver, tight):
+    token, tok_tight = CACHE_ONLY.set(bool(cache_only)), TIGHT.set(bool(tight))
     try:
-        rec, scope, notes = SUPPORTED[bound_id](params, zeta_at=zeta_at, cache=cache,
+        rec, scope, notes = model_for(bound_id)(params, zeta_at=zeta_at, cache=cache,
                                                 solver=solver)
     except NotCached:
         return None
+    except KeyError as exc:  # a registered bound without a parameter its PEP model needs
+        from boundlab.errors import MissingParameterError
+
+        raise MissingParameterError(f"{bound_id} (its PEP model)", [exc.args[0]]) from None
     finally:
         CACHE_ONLY.reset(token)
-    return _assemble(bound_id, B, params, rec, scope, notes, violated)
+        TIGHT.reset(tok_tight)
+    out = _assemble(bound_id, B, params, rec, scope, notes, violated)
+    out["tight_retry"] = bool(tight)
+    return out
 
 
 # ------------------------------------------------------------------------------ model plans
@@ -211,6 +253,49 @@ SUPPORTED = {
     "contraction.lemma_b3": _lemma,
 }
 
+#: PEP models of registered bounds (``boundlab.register(b, algorithm=..., function_class=...)``):
+#: (lhs, algorithm, function class) -> model plan; the bound must have the model's parameters
+MODELS = {
+    ("plateau_gap", "fedavg", "smooth-convex"): _plateau,
+    ("avg_shadow_gap", "fedavg", "smooth-convex"): _avg_gap,
+    ("next_sq_dist", "fedavg", "smooth-strongly-convex"): _skew,
+    ("gap_t", "fedprox", "smooth-strongly-convex"): _fedprox,
+    ("gap_t", "beta", "smooth-strongly-convex"): _beta,
+    ("dist_next", "fedprox", "smooth-strongly-convex"): _lemma,
+    ("dist_next", "beta", "smooth-strongly-convex"): _lemma,
+}
+_MODEL_ROUND_PARAM = {"avg_shadow_gap": "T", "gap_t": "t"}
+
+
+def model_for(bound_id: str):
+    """The PEP model plan of ``bound_id``: a catalogue id of :data:`SUPPORTED`, or a
+    registered bound whose lhs, algorithm and function class match :data:`MODELS` (else None).
+
+    >>> model_for("drift.plateau").__name__, model_for("drift.client_drift")
+    ('_plateau', None)
+    """
+    if bound_id in SUPPORTED:
+        return SUPPORTED[bound_id]
+    import boundlab
+
+    meta = boundlab.registry.registration(bound_id)
+    if not meta:
+        return None
+    key = (boundlab.get(bound_id).lhs, meta.get("algorithm"), meta.get("function_class"))
+    return MODELS.get(key)
+
+
+def supported_ids() -> list[str]:
+    """Catalogue ids with a PEP model, then the registered bounds that match one.
+
+    >>> "drift.plateau" in supported_ids()
+    True
+    """
+    import boundlab
+
+    return sorted(SUPPORTED) + [i for i in boundlab.registry.registered_ids()
+                                if model_for(i) is not None]
+
 
 # ---------------------------------------------------------------------------------- helpers
 def _scalars(params):
@@ -248,19 +333,42 @@ def _ratio(b, w):
     return b / w
 
 
+#: relative excess of LB over UB forgiven as float rounding
+INVERSION_RTOL = 1e-12
+
+
+def _inaccuracy(rec, ub, lb, lb_le_ub) -> str:
+    """Why a bracket cannot be trusted ('' when it can): LB > UB, or a solve that missed its
+    tolerances / reported an inaccurate status.
+
+    >>> from verify.tightness._solve import PEPRecord
+    >>> _inaccuracy(PEPRecord("m", value=1.0, lower=1.1), 1.0, 1.1, False)
+    'inverted bracket: LB = 1.1 > UB = 1 (relative excess 0.1)'
+    """
+    why = []
+    if lb_le_ub is False:
+        why.append(f"inverted bracket: LB = {lb:.6g} > UB = {ub:.6g} (relative excess "
+                   f"{(lb - ub) / max(abs(ub), 1e-300):.2g})")
+    if not rec.ok:
+        why.append(f"solver tolerances not met (status {rec.status})")
+    return "; ".join(why)
+
+
 def _assemble(bound_id, B, params, rec, scope, notes, violated):
     ub, lb = rec.value, rec.lower
-    tol = rec.detail.get("tolerance", TOL)
     scale = max(abs(ub or 0.0), abs(lb or 0.0), 1e-300)
-    lb_le_ub = None if (ub is None or lb is None) else bool(lb <= ub + 10 * tol * scale)
+    # LB > UB is a contradiction whatever the solver's tolerance: the bracket is then
+    # ``inaccurate`` (never ok); only float rounding (1e-12 relative) is forgiven
+    lb_le_ub = None if (ub is None or lb is None) else bool(lb <= ub + INVERSION_RTOL * scale)
+    inaccurate = _inaccuracy(rec, ub, lb, lb_le_ub)
     ub_le_b = None if ub is None else bool(ub <= B * (1 + 1e-12))
     lb_le_b = None if lb is None else bool(lb <= B * (1 + 1e-12))
     exact = not rec.relaxed
     holds = None if ub_le_b is None else bool(ub_le_b and lb_le_ub is not False)
     if ub is None:
         verdict = f"no worst case: {rec.status}"
-    elif lb_le_ub is False:
-        verdict = "solver inconsistency: LB > UB beyond tolerance"
+    elif inaccurate:
+        verdict = f"inaccurate: {inaccurate}"
     elif ub_le_b:
         verdict = f"bound holds on the PEP class; loose by at least B/UB = {B / ub:.4g}" \
             if ub > 0 else "bound holds; worst case is 0"
@@ -278,7 +386,8 @@ def _assemble(bound_id, B, params, rec, scope, notes, violated):
         "ratio_low": _ratio(B, ub), "ratio_high": _ratio(B, lb), "exact": exact,
         "relaxed": list(rec.relaxed), "scope": list(scope), "notes": list(notes),
         "solver": rec.solver, "gap": rec.gap, "seconds": rec.seconds, "cached": rec.cached,
-        "ok": rec.ok, "status": rec.status,
+        "ok": bool(rec.ok and not inaccurate), "status": rec.status,
+        "bracket": "inaccurate" if inaccurate else "ok", "inaccuracy": inaccurate,
         "ordering": {"lb_le_ub": lb_le_ub, "ub_le_b": ub_le_b, "lb_le_b": lb_le_b,
                      "holds": holds},
         "lower_in_bound_class": rec.detail.get("lower_quadratic"),

@@ -1,0 +1,183 @@
+"""The tables of the verify report and the terminal: bound checks, claims, informativeness.
+
+Bound checks (measured, bound, ratio, verdict) and claims (statement, statistic, threshold,
+outcome) are separate tables; the third table puts, per upper bound, the fixed-instance LHS/RHS,
+the worst-instance LHS/RHS the search found and the PEP bracket [LB/B, UB/B] side by side, so a
+reader sees how informative each "holds" is (all three are fractions of the bound: 1 = tight,
+> 1 = violated).
+
+Example
+-------
+>>> import boundlab
+>>> from verify.compare import compare
+>>> r = compare(boundlab.get("drift.plateau"), [0.01], params=dict(eta=0.2, tau=10, L=0.2,
+...             zeta=0.43), check="c", case="tau=10")
+>>> informativeness([r])[0]["fixed"] < 0.01
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["bound_checks", "claims", "informativeness", "markdown_tables", "print_tables",
+           "STYLE", "FAILING"]
+
+STYLE = {"holds": "green", "VIOLATED": "bold red", "not-applicable": "dim",
+         "order-only": "blue", "diverged": "yellow", "error": "bold magenta",
+         "supported": "green", "refuted": "bold red", "inconclusive": "yellow"}
+#: verdicts that make ``boundlab verify`` exit with status 1
+FAILING = ("VIOLATED", "error", "refuted")
+
+
+def _fmt(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, float):
+        if x == 0:
+            return "0"
+        if math.isinf(x):
+            return "inf"
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def bound_checks(results):
+    return [r for r in results if r.kind != "claim"]
+
+
+def claims(results):
+    return [r for r in results if r.kind == "claim"]
+
+
+def _tight(r) -> str:
+    t = r.tightness or {}
+    if not t:
+        return "—"
+    if "ratio_low" in t:
+        flag = "inaccurate " if t.get("bracket") == "inaccurate" else ""
+        return f"{flag}[{_fmt(t.get('ratio_low'))}, {_fmt(t.get('ratio_high'))}]"
+    return str(t.get("status", "—"))
+
+
+def _inv(x):
+    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        return float("nan")
+    return 1.0 / x
+
+
+def informativeness(results) -> list[dict]:
+    """Per upper bound: fixed-instance LHS/RHS (the largest over the fixed toys' rows that were
+    judged), worst-instance LHS/RHS (search) and the PEP bracket [LB/B, UB/B]."""
+    rows: dict[str, dict] = {}
+    for r in bound_checks(results):
+        if not r.bound_id:
+            continue
+        d = rows.setdefault(r.bound_id, {"bound": r.bound_id, "fixed": float("nan"),
+                                         "fixed_case": "", "worst": float("nan"),
+                                         "worst_evals": 0, "worst_verdict": "",
+                                         "pep_lo": float("nan"), "pep_hi": float("nan")})
+        if r.worst:
+            d["worst"], d["worst_evals"] = r.worst_ratio, r.worst.get("evaluations", 0)
+            d["worst_verdict"] = r.verdict
+            continue
+        if r.verdict in ("holds", "VIOLATED"):
+            f = _inv(r.ratio)
+            if math.isfinite(f) and not (f <= d["fixed"]):
+                d["fixed"], d["fixed_case"] = f, f"{r.check} {r.case}".strip()
+        t = r.tightness or {}
+        if t.get("bracket") == "inaccurate":
+            continue
+        lo, hi = _inv(t.get("ratio_high")), _inv(t.get("ratio_low"))
+        if math.isfinite(hi) and not (hi <= d["pep_hi"]):
+            d["pep_lo"], d["pep_hi"] = lo, hi
+    return [d for d in rows.values() if d["worst_verdict"] or math.isfinite(d["fixed"])]
+
+
+def _reason(r) -> str:
+    return r.reason or ""
+
+
+def markdown_tables(results) -> list[str]:
+    """The three tables as Markdown lines."""
+    md = ["## Bound checks", "",
+          "Measured left-hand side vs the bound's value. Ratio = bound / measured (< 1: "
+          "violated). A bound stated in expectation is judged on the upper 95 % confidence limit "
+          "of the mean; `samples` counts effective samples (identical runs count once). "
+          "`not-applicable` / `diverged` / `error`: see the reason.", "",
+          "| check | case | bound | paper | problem | measured | bound value | ratio | samples "
+          "| tightness (PEP) | verdict | reason |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in bound_checks(results):
+        md.append(f"| {r.check} | {r.case} | `{r.bound_id}` | {r.paper.split(',')[0]} | "
+                  f"{r.problem} | {_fmt(r.measured)} | {_fmt(r.bound)} | {_fmt(r.ratio)} | "
+                  f"{r.effective_samples or r.n_seeds} | {_tight(r)} | **{r.verdict}** | "
+                  f"{_reason(r)} |")
+    md += ["", "## Claims", "",
+           "A paper's qualitative statement tested on measured runs: the statistic (with its "
+           "95 % interval where it has one) against the threshold.", "",
+           "| check | case | paper | statement | statistic | interval | threshold | outcome |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in claims(results):
+        iv = "—" if math.isnan(r.statistic_lo) else f"[{_fmt(r.statistic_lo)}, " \
+                                                     f"{_fmt(r.statistic_hi)}]"
+        md.append(f"| {r.check} | {r.case} | {r.paper} | {r.statement} | {_fmt(r.statistic)} | "
+                  f"{iv} | {_fmt(r.threshold)} | **{r.verdict}** |")
+    md += ["", "## How informative is each \"holds\"", "",
+           "Per upper bound, as fractions of the bound (LHS / RHS; 1 = tight, > 1 = violated): "
+           "the largest over the fixed toys (and which row), the worst instance the search found "
+           "(`verify.worst_instance`: quadratic problems with the toy's L, mu, Gamma or zeta and "
+           "D held fixed, G and Delta measured per instance), and the PEP bracket [LB/B, UB/B] "
+           "of the exact worst case at the fixed toy's parameter point (2 clients; where a model "
+           "exists). The three answer different questions; a search ratio above the PEP's UB/B "
+           "is possible because the PEP fixes G and Delta, the search does not.", "",
+           "| bound | fixed instance | fixed row | worst instance found | PEP [LB/B, UB/B] "
+           "| search verdict |",
+           "|---|---|---|---|---|---|"]
+    for d in informativeness(results):
+        pep = "—" if math.isnan(d["pep_hi"]) else f"[{_fmt(d['pep_lo'])}, {_fmt(d['pep_hi'])}]"
+        worst = "—" if not d["worst_verdict"] else \
+            f"{_fmt(d['worst'])} ({d['worst_evals']} instances)"
+        md.append(f"| `{d['bound']}` | {_fmt(d['fixed'])} | {d['fixed_case'] or '—'} | {worst} "
+                  f"| {pep} | {d['worst_verdict'] or '—'} |")
+    return md + [""]
+
+
+def print_tables(results, console) -> None:
+    """The same three tables on the terminal (rich)."""
+    from rich.table import Table
+
+    b = Table(title="bound checks (ratio = bound / measured)")
+    for col in ("check", "case", "bound", "measured", "bound value", "ratio", "samples",
+                "tightness (PEP)", "verdict", "reason"):
+        b.add_column(col, overflow="fold")
+    for r in bound_checks(results):
+        b.add_row(r.check, r.case, r.bound_id, _fmt(r.measured), _fmt(r.bound), _fmt(r.ratio),
+                  str(r.effective_samples or r.n_seeds), _tight(r),
+                  f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]", _reason(r))
+    console.print(b)
+    cl = claims(results)
+    if cl:
+        c = Table(title="claims")
+        for col in ("check", "case", "paper", "statement", "statistic", "interval",
+                    "threshold", "outcome"):
+            c.add_column(col, overflow="fold")
+        for r in cl:
+            iv = "—" if math.isnan(r.statistic_lo) else \
+                f"[{_fmt(r.statistic_lo)}, {_fmt(r.statistic_hi)}]"
+            c.add_row(r.check, r.case, r.paper, r.statement, _fmt(r.statistic), iv,
+                      _fmt(r.threshold), f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]")
+        console.print(c)
+    info = informativeness(results)
+    if info:
+        t = Table(title="how informative is each 'holds' (LHS / RHS: 1 = tight)")
+        for col in ("bound", "fixed instance", "fixed row", "worst instance found",
+                    "PEP [LB/B, UB/B]"):
+            t.add_column(col, overflow="fold")
+        for d in info:
+            pep = "—" if math.isnan(d["pep_hi"]) else \
+                f"[{_fmt(d['pep_lo'])}, {_fmt(d['pep_hi'])}]"
+            worst = "—" if not d["worst_verdict"] else \
+                f"{_fmt(d['worst'])} ({d['worst_evals']} inst., {d['worst_verdict']})"
+            t.add_row(d["bound"], _fmt(d["fixed"]), d["fixed_case"], worst, pep)
+        console.print(t)

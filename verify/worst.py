@@ -1,0 +1,348 @@
+"""Worst-instance search: the problem of a bound's class that comes closest to violating it.
+
+A fixed toy shows one instance of a bound's class; a bound that is wrong by a factor 10 can
+still "hold" there. :func:`worst_instance` searches quadratic federated problems whose
+**constants are held fixed** (L, mu, the heterogeneity Gamma or zeta, ||x_0 - x*|| = D, the
+number of clients, the step size within the bound's preconditions) for the instance that
+maximises measured LHS / RHS, where the LHS is measured on a real run (``toys.run``) and the
+RHS is the bound evaluated at the fixed constants and at the quantities the bound measures a
+posteriori (G from the gradients the run took, rho, Delta = f(x_0) - f*).
+
+Search space (a point z in [-1, 1]^n, mapped to an instance by :meth:`Family.instance`)
+---------------------------------------------------------------------------------------
+* Hessians A_i = R_i diag(e_i) R_i^T with eigenvalues e_i in [mu, L] and rotations R_i
+  (``exp`` of a skew-symmetric matrix); ``shared_hessian`` families (DKR: a dissimilarity zeta
+  bounded *for all x* forces identical Hessians on quadratics) use one A for every client;
+* client optima c_i (directions free), rescaled so that Gamma = F* - sum_i p_i F_i* (or zeta =
+  max_i ||A (c_i - c_bar)||) equals the fixed value exactly;
+* the start x_0 = x* + D u with the direction u free;
+* the step size where the bound leaves it free (``eta in [eta_max / 20, eta_max]`` with eta_max
+  from the precondition), else the theorem's step size.
+
+Optimiser: scipy's ``differential_evolution`` (seeded, ``updating="deferred"``, about 60 % of
+the budget) followed by Nelder-Mead from the best point (the rest). ``budget`` counts
+**instance evaluations** (one run each), so a seed gives the same search bit for bit whatever
+the machine. Limits: a heuristic search finds a lower bound on the worst ratio over the
+family, not the supremum (compare the PEP bracket, an upper bound over a larger class); the
+family is quadratic (where the DKR drift terms cannot bite: identical Hessians make the shadow
+average exact gradient descent), small (default 3-4 clients, dimension 2) and the budget is
+small in the main job.
+
+A ratio > 1 is reported ``VIOLATED`` and, with ``save=``, the instance is written as JSON;
+:func:`replay` re-runs it.
+
+Example
+-------
+>>> import boundlab, verify
+>>> w = verify.worst_instance(boundlab.get("drift.client_drift"), "quadratic", budget=40)
+>>> w.verdict, 0.0 < w.ratio < 1.0, len(w.trace) == w.evaluations <= 40
+('holds', True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from boundlab.errors import DomainError, UnknownNameError
+
+from . import _worst_measures as measures
+
+__all__ = ["Family", "WorstInstance", "worst_instance", "replay", "supported", "DEFAULT_BUDGET"]
+
+#: default number of instance evaluations
+DEFAULT_BUDGET = 300
+
+
+@dataclass(frozen=True)
+class Family:
+    """Quadratic federated problems with fixed constants (see the module docstring).
+
+    >>> f = Family(n_clients=2, dim=2, L=1.0, mu=0.1, heterogeneity="Gamma", value=0.5, D=1.0)
+    >>> prob, x0 = f.instance(np.zeros(f.n_vars))
+    >>> round(prob.Gamma, 12), round(float(np.linalg.norm(x0 - prob.x_star)), 12)
+    (0.5, 1.0)
+    """
+
+    n_clients: int = 3
+    dim: int = 2
+    L: float = 1.0
+    mu: float = 0.1
+    heterogeneity: str = "Gamma"
+    value: float = 1.0
+    D: float = 1.0
+    shared_hessian: bool = False
+    weights: tuple | None = None
+
+    def __post_init__(self):
+        if self.heterogeneity not in ("Gamma", "zeta"):
+            raise DomainError("heterogeneity", self.heterogeneity, "'Gamma' or 'zeta'")
+        if self.heterogeneity == "zeta" and not self.shared_hessian:
+            raise DomainError("shared_hessian", False, "True for a zeta family (a dissimilarity "
+                              "bounded for all x forces identical Hessians on quadratics)")
+        if not (0 < self.mu <= self.L):
+            raise DomainError("mu", self.mu, f"0 < mu <= L = {self.L}")
+        if self.n_clients < 2 or self.dim < 1:
+            raise DomainError("n_clients", self.n_clients, "integer >= 2 (and dim >= 1)")
+
+    @property
+    def _n_hess(self) -> int:
+        return 1 if self.shared_hessian else self.n_clients
+
+    @property
+    def n_vars(self) -> int:
+        """Dimension of the search space."""
+        d = self.dim
+        return self._n_hess * (d + d * (d - 1) // 2) + self.n_clients * d + d
+
+    def instance(self, z, weights=None):
+        """``(toys.Quadratic, x0)`` of the point ``z`` in [-1, 1]^n_vars (``weights`` overrides
+        the family's client weights, e.g. graph weights)."""
+        from scipy.linalg import expm
+
+        import toys
+
+        z = np.clip(np.asarray(z, dtype=float), -1.0, 1.0)
+        N, d, h = self.n_clients, self.dim, self._n_hess
+        k = d * (d - 1) // 2
+        pos = 0
+        eig = self.mu + (self.L - self.mu) * (z[pos:pos + h * d].reshape(h, d) + 1) / 2
+        pos += h * d
+        rot = z[pos:pos + h * k].reshape(h, k) * math.pi
+        pos += h * k
+        iu = np.triu_indices(d, 1)
+        A = np.empty((h, d, d))
+        for j in range(h):  # h <= a handful: one small matrix exponential each
+            S = np.zeros((d, d))
+            S[iu] = rot[j]
+            R = expm(S - S.T)
+            A[j] = (R * eig[j]) @ R.T
+        A = 0.5 * (A + A.transpose(0, 2, 1))
+        A = np.broadcast_to(A, (N, d, d)).copy()
+        off = z[pos:pos + N * d].reshape(N, d)
+        pos += N * d
+        u = z[pos:pos + d]
+        w = weights if weights is not None else self.weights
+        p = np.full(N, 1.0 / N) if w is None else np.asarray(w, dtype=float) / np.sum(w)
+        off = off - p @ off
+        if not np.any(off):
+            off = np.zeros((N, d))
+            off[0, 0], off[1, 0] = 1.0, -1.0
+        prob = toys.Quadratic(A, off, weights=p, name="worst-instance quadratic")
+        scale = self._scale(prob, A, off, p)
+        prob = toys.Quadratic(A, off * scale, weights=p, name="worst-instance quadratic")
+        nu = float(np.linalg.norm(u))
+        u = u / nu if nu > 1e-12 else np.eye(d)[0]
+        return prob, prob.x_star + self.D * u
+
+    def _scale(self, prob, A, off, p) -> float:
+        if self.heterogeneity == "Gamma":
+            g = float(prob.Gamma)
+            return math.sqrt(self.value / g) if g > 0 else 1.0
+        cbar = p @ off
+        zeta = float(np.max(np.linalg.norm(np.einsum("nij,nj->ni", A, off - cbar), axis=1)))
+        return self.value / zeta if zeta > 0 else 1.0
+
+
+@dataclass
+class WorstInstance:
+    """Result of :func:`worst_instance`.
+
+    ``ratio`` is the largest measured LHS / RHS found (> 1: the bound is VIOLATED there);
+    ``lhs`` / ``rhs`` / ``params`` at that instance; ``instance`` its data (A, c, weights, x0 and
+    the run's setting: enough to replay it); ``trace`` the ratio of every evaluation in order;
+    ``best`` the running maximum.
+    """
+
+    bound_id: str
+    family: str
+    ratio: float
+    lhs: float
+    rhs: float
+    params: dict
+    instance: dict
+    trace: np.ndarray
+    evaluations: int
+    seconds: float
+    seed: int
+    budget: int
+    how: str
+    path: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """``VIOLATED`` when the search drove LHS / RHS above 1, else ``holds``."""
+        return "VIOLATED" if self.ratio > 1 + 1e-9 else "holds"
+
+    @property
+    def best(self) -> np.ndarray:
+        return np.maximum.accumulate(np.where(np.isfinite(self.trace), self.trace, -np.inf))
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready data (what :meth:`save` writes)."""
+        d = dataclasses.asdict(self)
+        d["trace"] = [float(v) if math.isfinite(v) else None for v in self.trace]
+        d["verdict"] = self.verdict
+        return json.loads(json.dumps(d, default=_plain))
+
+    def save(self, path) -> str:
+        """Write the instance as JSON (atomically); returns the path. :func:`replay` reads it."""
+        from boundlab.io import atomic_write_text
+
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        self.path = str(path)
+        return self.path
+
+
+def _plain(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    return str(v)
+
+
+def supported() -> list[str]:
+    """Measured quantities (``bound.lhs``) the search can measure, e.g. ``avg_shadow_gap``.
+
+    >>> "max_client_drift" in supported()
+    True
+    """
+    return sorted(measures.MEASURES)
+
+
+def _resolve(bound):
+    import boundlab
+
+    if isinstance(bound, str):
+        bound = boundlab.get(bound)
+    if bound.kind != "upper":
+        raise DomainError("bound", bound.id, "an upper bound (kind 'upper'); "
+                          f"{bound.id} is {bound.kind!r}")
+    if bound.lhs not in measures.MEASURES:
+        raise UnknownNameError("measured quantity (bound.lhs) for the worst-instance search",
+                               bound.lhs, supported())
+    return bound
+
+
+def worst_instance(bound, family: str = "quadratic", *, budget: int = DEFAULT_BUDGET,
+                   seed: int = 0, setting: dict | None = None, save=None) -> WorstInstance:
+    """Search ``family`` for the instance maximising measured LHS / RHS of ``bound``.
+
+    Parameters
+    ----------
+    bound : Bound or str
+        An upper bound whose ``lhs`` the search can measure (:func:`supported`): catalogue
+        bounds and any user bound with the same ``lhs`` (e.g. a scaled copy).
+    family : str
+        ``"quadratic"`` (the only family so far).
+    budget : int
+        Number of instance evaluations (each one run), >= 10.
+    seed : int
+        Seed of the search (same seed, same result).
+    setting : dict, optional
+        Overrides of the fixed constants and run settings (``L``, ``mu``, ``value`` of Gamma or
+        zeta, ``D``, ``n_clients``, ``dim``, ``tau`` / ``E``, ``rounds``, ``prox``, ``beta``...).
+    save : path, optional
+        Where to write the instance when the bound is VIOLATED (always written if given and
+        ``save_always`` is in ``setting``).
+
+    >>> import boundlab
+    >>> worst_instance(boundlab.get("drift.plateau"), "cubic")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.UnknownNameError: ...
+    """
+    from scipy.optimize import differential_evolution, minimize
+
+    bound = _resolve(bound)
+    if family != "quadratic":
+        raise UnknownNameError("family", family, ["quadratic"])
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 10:
+        raise DomainError("budget", budget, "integer >= 10 (instance evaluations)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DomainError("seed", seed, "integer >= 0")
+    measure = measures.MEASURES[bound.lhs]
+    cfg = measure.config(bound, dict(setting or {}))
+    fam = cfg["family"]
+    n = fam.n_vars + cfg["extra_vars"]
+    ratios: list[float] = []
+    best: dict = {"ratio": -math.inf}
+    t0 = time.perf_counter()
+
+    class _Done(Exception):
+        pass
+
+    def objective(z):
+        if len(ratios) >= budget:
+            raise _Done
+        out = measure.evaluate(bound, cfg, np.asarray(z, dtype=float))
+        r = out["ratio"]
+        ratios.append(r)
+        if math.isfinite(r) and r > best["ratio"]:
+            best.update(out, z=np.array(z, dtype=float))
+        return -r if math.isfinite(r) else 1e300
+
+    rng = np.random.default_rng(seed)
+    de_budget = int(0.6 * budget)
+    popsize = max(2, min(8, de_budget // (3 * n) or 2))
+    maxiter = max(0, de_budget // (popsize * n) - 1)
+    try:
+        differential_evolution(objective, [(-1.0, 1.0)] * n, seed=rng, popsize=popsize,
+                               maxiter=maxiter, polish=False, tol=0.0, init="latinhypercube",
+                               updating="deferred", mutation=(0.5, 1.0), recombination=0.7)
+        if "z" in best:
+            minimize(objective, best["z"], method="Nelder-Mead",
+                     options={"maxfev": budget - len(ratios), "xatol": 1e-6, "fatol": 0.0,
+                              "initial_simplex": _simplex(best["z"], 0.2)})
+    except _Done:
+        pass
+    if "z" not in best:
+        raise DomainError("bound", bound.id, "a bound the search can evaluate: no instance of "
+                          "the family gave a finite LHS / RHS")
+    w = WorstInstance(bound_id=bound.id, family=f"{family} ({cfg['describe']})",
+                      ratio=float(best["ratio"]), lhs=float(best["lhs"]), rhs=float(best["rhs"]),
+                      params={k: _num(v) for k, v in best["params"].items()},
+                      instance=best["instance"], trace=np.asarray(ratios), evaluations=len(ratios),
+                      seconds=time.perf_counter() - t0, seed=int(seed), budget=int(budget),
+                      how=measure.how, extra={"setting": cfg["public"]})
+    if save is not None and (w.verdict == "VIOLATED" or (setting or {}).get("save_always")):
+        w.save(save)
+    return w
+
+
+def _simplex(z, step):
+    z = np.asarray(z, dtype=float)
+    pts = [z]
+    for i in range(z.size):
+        y = z.copy()
+        y[i] = y[i] - step if y[i] > 0 else y[i] + step
+        pts.append(y)
+    return np.array(pts)
+
+
+def _num(v):
+    a = np.asarray(v, dtype=float)
+    return float(a) if a.ndim == 0 else a.tolist()
+
+
+def replay(path, bound=None) -> dict:
+    """Re-run a saved instance; returns ``{"ratio", "lhs", "rhs", "params"}`` measured anew.
+
+    ``bound``: the bound (default: the saved id looked up in the catalogue); the instance, the
+    run's setting and the fixed constants come from the file.
+    """
+    import boundlab
+
+    data = json.loads(pathlib.Path(path).read_text())
+    bound = _resolve(bound if bound is not None else boundlab.get(data["bound_id"]))
+    return measures.MEASURES[bound.lhs].replay(bound, data)
