@@ -43,7 +43,7 @@ L2 = 1e-2
 
 def _problem(N, n, d, seed=0):
     """A binary ridge-logistic problem with equal client sizes (optima solved by toys)."""
-    from toys.problems_logistic import Logistic
+    from toys.problems.logistic import Logistic
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, n, d)) / np.sqrt(d)

@@ -1,6 +1,6 @@
-"""The fused, cache-blocked local GD of binary logistic problems (toys._logistic_math):
+"""The fused, cache-blocked local GD of binary logistic problems (toys.problems._logistic_math):
 sigmoid accuracy, gradients against a per-client reference, block-size independence (bits),
-and bit-equality with the generic step-by-step path of toys.local.local_update."""
+and bit-equality with the generic step-by-step path of toys.algorithms.client.local_update."""
 
 import math
 import warnings
@@ -10,9 +10,8 @@ import pytest
 from scipy.special import expit
 
 import toys
-import toys.local as local
-from toys._logistic_math import binary_grads, binary_local_gd, residual_offset
-from toys._xp import NUMPY
+import toys.algorithms.client as local
+from toys.problems._logistic_math import binary_grads, binary_local_gd, residual_offset
 
 
 def _problem(seed=0, N=7, f=3, offsets=True, l2=0.05):
@@ -71,7 +70,7 @@ def test_grads_match_per_client_reference(offsets):
 
 
 def _generic_steps(prob, W, x, lrs, prox):
-    """tau steps with prob.grads, written like toys.local.local_update's generic loop."""
+    """tau steps with prob.grads, written like toys.algorithms.client.local_update's generic loop."""
     Ws, Gs = [], []
     for lr in lrs:
         G = prob.grads(W)
@@ -130,8 +129,8 @@ def test_local_update_fused_equals_generic(monkeypatch, record_bytes):
         return obs
 
     W0 = np.tile(x, (prob.n_clients, 1))
-    a = local.local_update(NUMPY, prob, x, lrs, None, prox=0.3, observer=observer("f"), W0=W0)
-    b = local.local_update(NUMPY, _Generic(prob), x, lrs, None, prox=0.3,
+    a = local.local_update(prob, x, lrs, None, prox=0.3, observer=observer("f"), W0=W0)
+    b = local.local_update(_Generic(prob), x, lrs, None, prox=0.3,
                            observer=observer("g"))
     np.testing.assert_array_equal(W0, np.tile(x, (prob.n_clients, 1)))  # W0 not modified
     np.testing.assert_array_equal(a, b)
@@ -159,7 +158,7 @@ def test_engine_modes_agree_and_fallbacks():
 
 
 def test_softplus_matches_logaddexp():
-    from toys._logistic_math import softplus
+    from toys.problems._logistic_math import softplus
 
     z = np.concatenate([np.linspace(-800, 800, 20001), [0.0, -0.0, np.inf, -np.inf, 1e-300]])
     ref = np.logaddexp(0.0, z)

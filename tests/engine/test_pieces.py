@@ -12,10 +12,9 @@ from hypothesis import strategies as st
 
 import toys
 from boundlab.errors import DomainError
-from toys import aggregation as agg
-from toys import beta as bc
-from toys import fedau as fa
-from toys._xp import NUMPY as ops
+from toys.algorithms import beta as bc
+from toys.algorithms import fedau as fa
+from toys.algorithms.weights import alpha_of, rho
 from toys.local import exponential, lr_schedule
 
 RULES = ["fedavg", "fedmax", "fedmax-k", "fedsoftmax", "fedbetter", "fedbetter-k",
@@ -38,7 +37,7 @@ def scores_weights_mask(draw, n_max=8):
        inv_t=st.floats(0.01, 20), k=st.integers(1, 8))
 def test_rules_return_simplex_on_participants(data, rule, inv_t, k):
     x, p, mask = data
-    a = agg.make_rule(rule, inv_temperature=inv_t, k=min(k, len(x)))(ops, x, p, mask, 0)
+    a = alpha_of(rule, x, p, mask, inv_temperature=inv_t, k=min(k, len(x)))
     assert np.all(a >= 0) and np.all(a[~mask] == 0)
     assert abs(a.sum() - 1.0) <= 1e-12
 
@@ -51,8 +50,8 @@ def test_rho_between_kappa_extremes(data, rule, inv_t):
     x, p, _ = data
     mask = np.ones(len(x), bool)
     x = x + 1e-3  # keep the denominator away from 0
-    a = agg.make_rule(rule, inv_temperature=inv_t, k=1)(ops, x, p, mask, 0)
-    r = float(agg.rho(ops, a, x, p))
+    a = alpha_of(rule, x, p, mask, inv_temperature=inv_t, k=1)
+    r = float(rho(a, x, p))
     kappa = a / p
     assert kappa.min() - 1e-12 <= r <= kappa.max() + 1e-12
     assert r <= 1 / p.min() + 1e-9
@@ -63,28 +62,28 @@ def test_fedmax_maximises_rho_and_softmax_limits():
     for _ in range(50):
         n = rng.integers(2, 9)
         x, p, m = rng.random(n) * 5, rng.dirichlet(np.ones(n)), np.ones(n, bool)
-        a = agg.fedmax(ops, x, p, m)
-        assert float(agg.rho(ops, a, x, p)) == pytest.approx(x.max() / (p @ x), rel=1e-12)
+        a = alpha_of("fedmax", x, p, m)
+        assert float(rho(a, x, p)) == pytest.approx(x.max() / (p @ x), rel=1e-12)
         # T -> infinity: FedAvg; T -> 0+: FedMax (unique max here)
-        np.testing.assert_allclose(agg.fedsoftmax(ops, x, p, m, inv_temperature=1e-9), p,
+        np.testing.assert_allclose(alpha_of("fedsoftmax", x, p, m, inv_temperature=1e-9), p,
                                    atol=1e-8)
-        np.testing.assert_allclose(agg.fedsoftmax(ops, x, p, m, inv_temperature=1e6), a,
+        np.testing.assert_allclose(alpha_of("fedsoftmax", x, p, m, inv_temperature=1e6), a,
                                    atol=1e-12)
-        np.testing.assert_allclose(agg.fedsoftbetter(ops, x, p, m, inv_temperature=1e6),
-                                   agg.fedbetter(ops, x, p, m), atol=1e-12)
+        np.testing.assert_allclose(alpha_of("fedsoftbetter", x, p, m, inv_temperature=1e6),
+                                   alpha_of("fedbetter", x, p, m), atol=1e-12)
         # alpha = p  =>  rho = 1
-        assert float(agg.rho(ops, agg.fedavg(ops, x, p, m), x, p)) == pytest.approx(1, abs=1e-12)
+        assert float(rho(alpha_of("fedavg", x, p, m), x, p)) == pytest.approx(1, abs=1e-12)
 
 
 def test_softmax_is_stable_for_large_exponents():
     x = np.array([100.0, 99.0, 0.0])  # x / T = 500 with T = 0.2
-    a = agg.fedsoftmax(ops, x, np.full(3, 1 / 3), np.ones(3, bool), inv_temperature=5.0)
+    a = alpha_of("fedsoftmax", x, np.full(3, 1 / 3), np.ones(3, bool), inv_temperature=5.0)
     assert np.all(np.isfinite(a)) and a[2] > 0 and a[0] == pytest.approx(1 / (1 + np.exp(-5)))
 
 
 def test_rho_undefined_guard():
     """rho is NaN when F(w) = sum p_i F_i* (Gamma = 0 and w = w*)."""
-    assert math.isnan(float(agg.rho(ops, np.array([1.0, 0.0]), np.zeros(2), np.full(2, 0.5))))
+    assert math.isnan(float(rho(np.array([1.0, 0.0]), np.zeros(2), np.full(2, 0.5))))
 
 
 # ----------------------------------------------------------------------------- FedAU Alg. 2
@@ -109,11 +108,11 @@ def _batch_omega(chi, K):
        K=st.one_of(st.integers(1, 12), st.just(math.inf)))
 def test_fedau_online_equals_batch_and_literal(chi, K):
     chi = np.array(chi)
-    state = fa.fedau_init(ops, 1)
+    state = fa.fedau_init(1)
     online = []
     for t in range(len(chi)):
         online.append(float(state.omega[0]))
-        state = fa.fedau_update(ops, state, chi[t:t + 1], K)
+        state = fa.fedau_update(state, chi[t:t + 1], K)
     online = np.array(online)
     np.testing.assert_allclose(online, _batch_omega(chi, K), rtol=1e-12)
     np.testing.assert_allclose(online, fedau_omega_literal(chi, K), rtol=1e-12)
@@ -159,7 +158,7 @@ def test_graph_edge_cases_duplicates_and_isolated_client():
     g = bc.graph(m)
     assert np.all(np.isfinite(g["P"])) and g["degree"][2] == 0 and g["p"][2] == 0
     W_last = np.array([[1.0], [3.0], [7.0]])
-    U = bc.neighbour_average(ops, g["P"], g["degree"], W_last, np.array([5.0]))
+    U = bc.neighbour_average(g["P"], g["degree"], W_last, np.array([5.0]))
     np.testing.assert_allclose(U, [[3.0], [1.0], [5.0]])  # isolated client: u = w_bar
     # all messages antipodal: sum A = 0 -> uniform weights, no NaN
     g2 = bc.graph(np.array([[1.0], [-1.0]]))
@@ -186,7 +185,7 @@ def test_lemma_m1_average_perturbed_iterate():
     g = bc.graph(rng.normal(size=(N, 4)))
     W_prev = rng.normal(size=(N, d))
     w_bar0 = g["p"] @ W_prev  # the aggregate of the previous round's local models
-    U = bc.neighbour_average(ops, g["P"], g["degree"], W_prev, w_bar0)
+    U = bc.neighbour_average(g["P"], g["degree"], W_prev, w_bar0)
     Wk = rng.normal(size=(N, d))
     lhs = g["p"] @ bc.perturbed(beta, Wk, U)
     np.testing.assert_allclose(lhs, beta * (g["p"] @ Wk) + (1 - beta) * w_bar0, atol=1e-12)

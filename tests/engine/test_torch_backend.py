@@ -67,7 +67,7 @@ def test_numpy_torch_agree_other_problems(pname, name):
 
 
 def test_torch_oracle_matches_problem_methods():
-    from toys.torch_backend import setup
+    from toys.engine.backends.torch import setup
 
     rng = np.random.default_rng(3)
     for prob in PROBLEMS.values():
@@ -88,7 +88,7 @@ def test_torch_minibatch_is_reproducible_and_unbiased():
     c = toys.run(prob, "fedavg", **{**kw, "seed": 6})
     assert not np.array_equal(a.final_model, c.final_model)
     # unbiased: the mean of many minibatch gradients tends to the full gradient
-    from toys.torch_backend import setup
+    from toys.engine.backends.torch import setup
 
     ops, orc, gen = setup(prob, "cpu", None, 0)
     W = ops.asarray(np.full((prob.n_clients, prob.dim), 0.2))
@@ -110,7 +110,7 @@ def test_float32_option():
 # ----------------------------------------------------------------------------- CNN
 @pytest.fixture(scope="module")
 def cnn():
-    from toys.torch_models import CNNProblem
+    from toys.problems.cnn import CNNProblem
 
     rng = np.random.default_rng(0)
     mask = np.ones((3, 5), bool)
@@ -120,7 +120,7 @@ def cnn():
 
 
 def test_cnn_batched_gradients_match_per_client_autograd(cnn):
-    from toys.torch_models import make_cnn
+    from toys.problems.cnn import make_cnn
 
     W = cnn.x0[None] + 0.01 * np.random.default_rng(1).normal(size=(3, cnn.dim))
     G = cnn.grads(W)
@@ -151,7 +151,7 @@ def test_cnn_runs_on_both_backends_and_agrees(cnn):
 
 
 def test_cnn_from_digits_shape_and_minibatch(cnn):
-    from toys.torch_models import cnn_problem
+    from toys.problems.cnn import cnn_problem
 
     rng = np.random.default_rng(0)
     src = toys.logistic([rng.normal(size=(7, 65)) for _ in range(2)],

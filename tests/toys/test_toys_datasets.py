@@ -11,7 +11,7 @@ import pytest
 
 import toys
 from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
-from toys.partitions import (
+from toys.problems.partitions import (
     class_histograms,
     lognormal_sizes,
     partition_dirichlet,

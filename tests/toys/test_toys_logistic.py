@@ -117,7 +117,7 @@ def test_minibatch_unbiased_and_variance_formula(maker):
     for j in rows:
         one = np.zeros_like(prob.mask)
         one[i, j] = True
-        sub = toys.problems_logistic.Logistic(prob.X, prob.y, one | ~one.any(axis=1)[:, None]
+        sub = toys.problems.logistic.Logistic(prob.X, prob.y, one | ~one.any(axis=1)[:, None]
                                               & prob.mask, l2=prob.l2,
                                               classes=None if prob.kind == "logistic"
                                               else prob.classes)

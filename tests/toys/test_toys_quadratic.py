@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import toys
 from boundlab.errors import DomainError
-from toys._constants_math import sup_norm_affine_ball
+from toys.constants._math import sup_norm_affine_ball
 
 
 def _closed_form(prob):

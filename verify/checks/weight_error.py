@@ -23,8 +23,7 @@ import numpy as np
 import boundlab
 import toys
 from toys import participation
-from toys._xp import NUMPY as ops
-from toys.fedau import fedau_init, fedau_update
+from toys.algorithms.fedau import fedau_init, fedau_update
 
 from ..compare import compare
 from ..suite import register
@@ -39,12 +38,12 @@ def _weight_errors(p: np.ndarray, K: float, T: int, R: int, seed: int) -> np.nda
     N = p.size
     proc = participation.Bernoulli(np.tile(p, R))
     chi = participation.sample(proc, T, np.random.default_rng(seed))
-    st = fedau_init(ops, R * N)
+    st = fedau_init(R * N)
     pp = np.tile(p, R)
     acc = np.zeros(R * N)
     for t in range(T):  # loop over rounds; every client and replicate is one array op
         acc += (pp * st.omega - 1.0) ** 2  # omega_t is fixed before chi_t is seen
-        st = fedau_update(ops, st, chi[t], K=K)
+        st = fedau_update(st, chi[t], K=K)
     return (acc / T).reshape(R, N)
 
 

@@ -120,7 +120,7 @@ def _run(args) -> int:
     for key in ("rules",):
         if key in hyper and isinstance(hyper[key], str):
             hyper[key] = (hyper[key],)
-    from toys.registry import options_of
+    from toys.problems.registry import options_of
 
     if "seed" in options_of(args.problem) and "seed" not in popts:
         popts["seed"] = args.seed
