@@ -16,6 +16,7 @@ Example
 from __future__ import annotations
 
 import math
+
 import sympy as sp
 
 from .domains import (

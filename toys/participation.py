@@ -378,7 +378,8 @@ def fedau_probs(rng: np.random.Generator, n_clients: int | None = None, n_classe
     """FedAU's participation probabilities (spec seeds-002-003 §5.1.4).
 
     kappa_n ~ Dir(alpha_d 1_C) per client (or the given normalised label histograms
-    ``class_hist`` (N, C), e.g. :func:`toys.problems.partitions.class_histograms` of a Dirichlet split),
+    ``class_hist`` (N, C), e.g. :func:`toys.problems.partitions.class_histograms` of a Dirichlet
+    split),
     one shared q ~ Dir(alpha_p 1_C), and p_n = max(p_min, C * mean * <kappa_n, q>), clipped to 1
     (``n_clipped`` reports how many were; neither the paper nor its code clips).
 

@@ -1,4 +1,6 @@
-"""The one input validator of ``toys`` (scikit-learn ``check_scalar`` style), built on\n:class:`boundlab.domains.Domain`: constructors, participation options and every algorithm\npiece's hyper-parameters declare their domains and are checked here.
+"""The one input validator of ``toys`` (scikit-learn ``check_scalar`` style), built on
+:class:`boundlab.domains.Domain`: constructors, participation options and every algorithm
+piece's hyper-parameters declare their domains and are checked here.
 
 Every check names the parameter, the offending value and the allowed domain, and raises a
 :mod:`boundlab.errors` exception.
@@ -21,9 +23,8 @@ import numbers
 
 import numpy as np
 
-from boundlab.errors import DomainError
-
 from boundlab.domains import Domain
+from boundlab.errors import DomainError
 
 __all__ = ["as_rng", "check", "check_choice", "check_float", "check_int", "check_weights"]
 

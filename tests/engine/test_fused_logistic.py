@@ -70,7 +70,8 @@ def test_grads_match_per_client_reference(offsets):
 
 
 def _generic_steps(prob, W, x, lrs, prox):
-    """tau steps with prob.grads, written like toys.algorithms.client.local_update's generic loop."""
+    """tau steps with prob.grads, written like the generic loop of
+    toys.algorithms.client.local_update."""
     Ws, Gs = [], []
     for lr in lrs:
         G = prob.grads(W)

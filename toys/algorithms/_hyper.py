@@ -41,8 +41,8 @@ import numbers
 
 import numpy as np
 
-from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 from boundlab.domains import INT_GE1, NONNEGATIVE, POSITIVE, UNIT_HALF_OPEN, Domain
+from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
 from ..validation import check, check_choice
 

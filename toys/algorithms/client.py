@@ -33,14 +33,12 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dataclasses import replace
-
-from boundlab.errors import MissingParameterError
 from boundlab.domains import POSITIVE, UNIT_HALF_OPEN
+from boundlab.errors import MissingParameterError
 
 from .._array import array_namespace, broadcast_rows, count, is_numpy
 from ..local import lr_schedule

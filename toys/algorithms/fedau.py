@@ -31,12 +31,10 @@ Example
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
-
-from dataclasses import replace
 
 from .._array import array_namespace
 from ..validation import check

@@ -29,9 +29,7 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .._array import array_namespace, count
 from ._hyper import value

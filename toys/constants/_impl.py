@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..problems.base import OptimumUnavailable
 from ..problems.logistic import Logistic
 from ..problems.quadratic import Quadratic
 from ._math import sup_1d, sup_norm_affine_ball, top_eigenvalue
@@ -23,15 +24,37 @@ __all__ = ["measure"]
 _POWER_POINTS = 8  # at most this many points get a power iteration (cost control)
 
 
+def _opt(problem, name) -> np.ndarray:
+    """The optimum ``name`` as rows (k, d): x* as one row, x_i* as N rows, no row when it is
+    unavailable (OptimumUnavailable)."""
+    try:
+        v = np.asarray(getattr(problem, name), dtype=float)
+    except OptimumUnavailable:
+        return np.zeros((0, problem.dim))
+    return v.reshape(-1, problem.dim)
+
+
+def _common(problem, x_ref) -> dict:
+    """Gamma, D and F* -- or ``how="unavailable"`` with the reason when an optimum is missing."""
+    out = {}
+    try:
+        x_star = np.asarray(problem.x_star, dtype=float)
+        out["D"] = Value(float(np.linalg.norm(x_ref - x_star)), "exact", "||x_ref - x*||")
+        out["F_star"] = Value(float(problem.F_star), "exact", "F(x*)")
+        out["Gamma"] = Value(float(problem.Gamma), "exact",
+                             "F* - sum_i p_i F_i* at the solved optima")
+    except OptimumUnavailable as exc:
+        for k in ("D", "F_star", "Gamma"):
+            out.setdefault(k, Value(np.nan, "unavailable", exc.reason))
+    return out
+
+
 def measure(problem, x_ref, traj, batch_size, rng, radius) -> Constants:
-    x_star = np.asarray(problem.x_star, dtype=float)
-    pts = np.vstack([x_ref[None], traj]) if traj is not None else np.vstack([x_ref, x_star])
-    where = (f"x_ref and {len(traj)} trajectory points" if traj is not None else "x_ref, x*")
-    common = {
-        "Gamma": Value(float(problem.Gamma), "exact", "F* - sum_i p_i F_i* at the solved optima"),
-        "D": Value(float(np.linalg.norm(x_ref - x_star)), "exact", "||x_ref - x*||"),
-        "F_star": Value(float(problem.F_star), "exact", "F(x*)"),
-    }
+    x_star = _opt(problem, "x_star")
+    pts = np.vstack([x_ref[None], traj]) if traj is not None else np.vstack([x_ref, *x_star])
+    where = (f"x_ref and {len(traj)} trajectory points" if traj is not None else
+             "x_ref, x*" if len(x_star) else "x_ref")
+    common = _common(problem, x_ref)
     extra = {}
     if traj is not None:
         z = max(_divergence(problem, x) for x in traj)
@@ -91,7 +114,8 @@ def _logistic_1d(prob, x_ref, traj, pts, where, batch_size, extra) -> dict:
     nz = prob.mask & (x != 0)
     xs, os_ = x[nz], off[nz]
     ends = np.concatenate([(-40.0 - os_) / xs, (40.0 - os_) / xs])
-    anchors = np.concatenate([prob.x_star_i[:, 0], prob.x_star, x_ref, pts[:, 0]])
+    anchors = np.concatenate([_opt(prob, "x_star_i")[:, 0], _opt(prob, "x_star")[:, 0], x_ref,
+                              pts[:, 0]])
     lo = float(min(ends.min(), anchors.min())) - 1.0
     hi = float(max(ends.max(), anchors.max())) + 1.0
     spacing = 0.05 / max(float(np.abs(xs).max()), 1e-12)
@@ -156,7 +180,7 @@ def _logistic(prob, pts, where, batch_size, rng, extra) -> dict:
     S = prob.p @ a
     zeta_bound = float(((1.0 - prob.p) * a + (S - prob.p * a)).max())
     L_est, LF_est = _power_L(prob, pts, rng)
-    probe = _unique_rows(np.vstack([pts, prob.x_star[None], prob.x_star_i]))
+    probe = _unique_rows(np.vstack([pts, _opt(prob, "x_star"), _opt(prob, "x_star_i")]))
     zeta_est = max(_divergence(prob, x) for x in probe)
     at = where if where.endswith("x*") else where + ", x*"
     extra["L_est"] = Value(L_est, f"estimate(power iteration at {at}, x_i*)",
@@ -189,12 +213,13 @@ def _logistic(prob, pts, where, batch_size, rng, extra) -> dict:
 
 def _power_L(prob, pts, rng, iters: int = 60):
     """Power-iteration lower estimates of max_i L_i and L_F at ``pts``, x* and (clients) x_i*."""
-    P = _unique_rows(np.vstack([pts, prob.x_star[None]]))
+    P = _unique_rows(np.vstack([pts, _opt(prob, "x_star")]))
     if len(P) > _POWER_POINTS:
         P = P[np.linspace(0, len(P) - 1, _POWER_POINTS).round().astype(int)]
     N, d = prob.n_clients, prob.dim
     L_est, LF_est = 0.0, 0.0
-    for W in list(P) + [prob.x_star_i]:
+    x_i = _opt(prob, "x_star_i")
+    for W in list(P) + ([x_i] if len(x_i) else []):
         lam = top_eigenvalue(lambda V, W=W: prob.hvps(W, V), (N, d), rng, iters)
         L_est = max(L_est, float(lam.max()))
     for W in P:
@@ -214,10 +239,10 @@ def _generic(prob, pts, where, batch_size, rng, extra) -> dict:
     L_est, LF_est = _power_L(prob, pts, rng)
     N, d = prob.n_clients, prob.dim
     mu_est = np.inf
-    for W in list(pts) + [prob.x_star]:
+    for W in list(pts) + list(_opt(prob, "x_star")):
         lam = top_eigenvalue(lambda V, W=W: L_est * V - prob.hvps(W, V), (N, d), rng)
         mu_est = min(mu_est, float((L_est - lam).min()))
-    probe = _unique_rows(np.vstack([pts, prob.x_star[None], prob.x_star_i]))
+    probe = _unique_rows(np.vstack([pts, _opt(prob, "x_star"), _opt(prob, "x_star_i")]))
     est = f"estimate(at {where})"
     return {
         "L": Value(L_est, est, "power iteration (lower estimate)"),

@@ -103,19 +103,23 @@ class Constants:
 
     def as_params(self) -> dict:
         """Plain floats under the catalogue's parameter names: ``L, mu, Gamma, zeta, sigma, G, D``
-        (``sigma`` and ``G`` are the square roots of sigma^2 and G^2).
+        (``sigma`` and ``G`` are the square roots of sigma^2 and G^2). A constant whose ``how``
+        is ``"unavailable"`` (e.g. Gamma without client optima) is left out, so a bound that
+        needs it reports the missing parameter instead of computing with NaN.
 
         >>> import toys
         >>> p = toys.constants(toys.quadratic(2, 2, 3.0, 1.0, 0.0, seed=0)).as_params()
         >>> p["L"], p["mu"]
         (3.0, 1.0)
         """
-        return {
+        out = {
             "L": float(self.L.value), "mu": float(self.mu.value),
             "Gamma": float(self.Gamma.value), "zeta": float(self.zeta.value),
             "sigma": math.sqrt(max(float(self.sigma2.value), 0.0)),
             "G": math.sqrt(max(float(self.G2.value), 0.0)), "D": float(self.D.value),
         }
+        src = {"sigma": "sigma2", "G": "G2"}
+        return {k: v for k, v in out.items() if getattr(self, src.get(k, k)).how != "unavailable"}
 
     def to_dict(self) -> dict:
         """JSON-ready dict: every constant with value, how and note, plus region and batch size.

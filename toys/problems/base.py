@@ -16,7 +16,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FederatedProblem"]
+from boundlab.errors import DomainError
+
+__all__ = ["FederatedProblem", "OptimumUnavailable"]
+
+
+class OptimumUnavailable(DomainError):
+    """An exact optimum that does not exist or could not be solved (e.g. the unregularised
+    loss of a separable client): raised on access; running needs no optimum, and constants or
+    checks that need it report it unavailable with this reason.
+
+    >>> str(OptimumUnavailable("x_star_i", "clients [3] are separable"))
+    'x_star_i = None is outside its domain: an existing finite optimum (clients [3] are separable)'
+    """
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(name, None, "an existing finite optimum", reason)
+        self.reason = reason
 
 
 class FederatedProblem:
@@ -31,7 +47,8 @@ class FederatedProblem:
     * ``noise_std`` — std of the additive Gaussian gradient noise of sample-free problems
       (0 if none; sample-based problems draw minibatches instead);
     * ``x_star`` (d,), ``F_star`` (float), ``x_star_i`` (N, d), ``F_star_i`` (N,): exact optima
-      of F and of every F_i (gradient norm <= 1e-10).
+      of F and of every F_i (gradient norm <= 1e-10); they may be solved lazily on first
+      access, and raise :class:`OptimumUnavailable` where they do not exist.
 
     and implement ``losses``, ``grads``, ``hvps``, ``minibatch_grads`` and ``arrays``.
     """

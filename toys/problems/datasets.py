@@ -190,26 +190,7 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     check_choice("partition", partition, PARTITIONS)
     size_sigma = check_float("size_sigma", size_sigma, lo=0.0)
     test_fraction = check_float("test_fraction", test_fraction, lo=0.0, hi=1.0, hi_open=True)
-    users = None
-    if key in ("breast_cancer", "digits"):
-        X, y = load_bundled(key)
-    elif key == "idx":
-        if images is None or labels is None:
-            raise MissingParameterError("from_dataset('idx')",
-                                        [k for k, v in (("images", images), ("labels", labels))
-                                         if v is None])
-        X = load_idx(images).astype(float)
-        y = load_idx(labels).reshape(-1)
-        X = X.reshape(X.shape[0], -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
-        if len(X) != len(y):
-            raise DomainError("labels", str(labels), f"{len(X)} labels (one per image)")
-    else:
-        if path is None:
-            raise MissingParameterError("from_dataset('leaf')", ["path"])
-        users, Xs_u, ys_u = load_leaf(path)
-        X = np.concatenate(Xs_u)
-        y = np.concatenate(ys_u)
-        owner = np.repeat(np.arange(len(users)), [len(v) for v in ys_u])
+    X, y, users, owner = _load_pool(key, images, labels, path)
     if partition == "natural" and users is None:
         raise DomainError("partition", partition, "iid, shards or dirichlet for this data set")
     label_values, y = np.unique(y, return_inverse=True)
@@ -263,6 +244,29 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                     "size_sigma": size_sigma, "l2": l2, "fit_intercept": fit_intercept,
                     "test_fraction": test_fraction, "max_samples": max_samples}
     return prob
+
+
+def _load_pool(key, images, labels, path):
+    """(X, y, users, owner) of a data set: the pooled rows and, for LEAF, the user of each."""
+    if key in ("breast_cancer", "digits"):
+        X, y = load_bundled(key)
+        return X, y, None, None
+    if key == "idx":
+        if images is None or labels is None:
+            raise MissingParameterError("from_dataset('idx')",
+                                        [k for k, v in (("images", images), ("labels", labels))
+                                         if v is None])
+        X = load_idx(images).astype(float)
+        y = load_idx(labels).reshape(-1)
+        X = X.reshape(X.shape[0], -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
+        if len(X) != len(y):
+            raise DomainError("labels", str(labels), f"{len(X)} labels (one per image)")
+        return X, y, None, None
+    if path is None:
+        raise MissingParameterError("from_dataset('leaf')", ["path"])
+    users, Xs_u, ys_u = load_leaf(path)
+    owner = np.repeat(np.arange(len(users)), [len(v) for v in ys_u])
+    return np.concatenate(Xs_u), np.concatenate(ys_u), users, owner
 
 
 def _read_bytes(path) -> bytes:

@@ -9,9 +9,11 @@ Client i's objective is the mean loss over its own rows plus ``l2/2 ||theta||^2`
 
 The optional ``offset`` (binary only) is a fixed per-row addition to the logit (a GLM offset):
 the seed-004 toy uses it to freeze the slope w and train only the bias. Exact optima come from a
-batched damped Newton method; with ``l2 = 0`` a client whose data are (quasi-)separable or whose
-design matrix is rank deficient has no unique finite minimiser, which is detected (a linear
-program) and reported as a :class:`~boundlab.errors.DomainError` on ``l2``.
+batched damped Newton method, solved lazily on first access (running needs none); with
+``l2 = 0`` a client whose data are (quasi-)separable or whose design matrix is rank deficient
+has no unique finite minimiser, which is detected (a linear program): its optima raise
+:class:`~toys.problems.base.OptimumUnavailable` with the reason (``toys.constants`` then reports
+Gamma as unavailable), while the problem can still be run.
 
 Example
 -------
@@ -44,7 +46,7 @@ from ._logistic_math import (
     softplus,
 )
 from ._newton import newton
-from .base import FederatedProblem
+from .base import FederatedProblem, OptimumUnavailable
 
 __all__ = ["Logistic", "logistic"]
 
@@ -121,7 +123,7 @@ class Logistic(PooledEvaluation, FederatedProblem):
                                   "the softmax parameterisation has a flat direction")
         self.x0 = np.zeros(self.dim)
         self.test = None
-        self._solve_optima()
+        self._optima: dict = {}
 
     # ----------------------------------------------------------------- internals
     def _theta(self, W):
@@ -310,14 +312,45 @@ class Logistic(PooledEvaluation, FederatedProblem):
         return out
 
     # ----------------------------------------------------------------- exact optima
-    def _solve_optima(self):
+    # Solved lazily on first access (running needs none). With l2 = 0 a separable or
+    # rank-deficient client has no finite minimiser: its optima raise OptimumUnavailable.
+    x_star = property(lambda self: self._optimum("x_star"), doc="argmin F (solved lazily)")
+    F_star = property(lambda self: self._optimum("F_star"), doc="min F (solved lazily)")
+    x_star_i = property(lambda self: self._optimum("x_star_i"), doc="argmin F_i (lazily)")
+    F_star_i = property(lambda self: self._optimum("F_star_i"), doc="min F_i (lazily)")
+
+    def _optimum(self, name):
+        if name not in self._optima:
+            try:
+                self._solve_clients() if name.endswith("_i") else self._solve_global()
+            except OptimumUnavailable as exc:
+                for k in (("x_star_i", "F_star_i") if name.endswith("_i")
+                          else ("x_star", "F_star")):
+                    self._optima[k] = exc
+        value = self._optima[name]
+        if isinstance(value, OptimumUnavailable):
+            raise OptimumUnavailable(name, value.reason)
+        return value
+
+    def _solve_clients(self):
         if self.l2 == 0.0:
-            self._check_finite_optimum()
+            self._check_finite_optimum(self.X, self.y, self.mask, "client")
+        N, d = self.n_clients, self.dim
+        kw = {"hess": self.hessians} if N * d * d <= _EXPLICIT_HESSIAN_MAX else {"hvp": self.hvps}
+        x = newton(self.losses, self.grads, np.zeros((N, d)), **kw)
+        self._optima.update(x_star_i=x, F_star_i=self.losses(x))
+
+    def _solve_global(self):
         N, d = self.n_clients, self.dim
         explicit = N * d * d <= _EXPLICIT_HESSIAN_MAX
-        kw = {"hess": self.hessians} if explicit else {"hvp": self.hvps}
-        self.x_star_i = newton(self.losses, self.grads, np.zeros((N, d)), **kw)
-        self.F_star_i = self.losses(self.x_star_i)
+        try:
+            start = (self.p @ self.x_star_i)[None]
+        except OptimumUnavailable:
+            pooled = (self.X.reshape(1, -1, self.n_features), self.y.reshape(1, -1),
+                      self.mask.reshape(1, -1))
+            if self.l2 == 0.0 and self.kind == "logistic":
+                self._check_finite_optimum(*pooled, "pooled")
+            start = np.zeros((1, d))
         p = self.p
 
         def fun(T):
@@ -328,22 +361,24 @@ class Logistic(PooledEvaluation, FederatedProblem):
 
         gkw = ({"hess": lambda T: np.einsum("n,nij->ij", p, self.hessians(T[0]))[None]}
                if explicit else {"hvp": lambda T, V: (p @ self.hvps(T[0], V[0]))[None]})
-        start = (p @ self.x_star_i)[None]
-        self.x_star = newton(fun, grad, start, **gkw)[0]
-        self.F_star = self.F(self.x_star)
+        x = newton(fun, grad, start, **gkw)[0]
+        self._optima.update(x_star=x, F_star=self.F(x))
 
-    def _check_finite_optimum(self):
-        ranks = np.linalg.matrix_rank(self.X)
+    def _check_finite_optimum(self, X, y, mask, what):
+        """OptimumUnavailable when l2 = 0 and the data of some ``what`` (client / pooled) have
+        no unique finite minimiser (rank-deficient design, or (quasi-)separable)."""
+        name = "x_star_i" if what == "client" else "x_star"
+        ranks = np.linalg.matrix_rank(X)
         low = np.flatnonzero(ranks < self.n_features)
         if low.size:
-            raise DomainError("l2", 0.0, "positive real (0, inf) for these data",
-                              f"clients {low.tolist()[:10]} have a rank-deficient design matrix: "
-                              "their minimiser is not unique")
-        sep = separable_clients(self.X, self.y, self.mask)
+            raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {low.tolist()[:10]} "
+                                           "have a rank-deficient design matrix: the minimiser "
+                                           "is not unique")
+        sep = separable_clients(X, y, mask)
         if sep.size:
-            raise DomainError("l2", 0.0, "positive real (0, inf) for these data",
-                              f"the data of clients {sep.tolist()[:10]} are (quasi-)separable: "
-                              "the unregularised loss has no finite minimiser")
+            raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {sep.tolist()[:10]} are "
+                                           "(quasi-)separable: the unregularised loss has no "
+                                           "finite minimiser")
 
 
 def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
