@@ -4,8 +4,9 @@ problems' batched oracles (losses, gradients, minibatch gradients) written in to
 The algorithms themselves are not duplicated: the round loop and the pieces are written against
 the array-API namespace and run unchanged on torch tensors. Supported problems: binary and
 multinomial :class:`~toys.problems.logistic.Logistic` (incl. offsets: the seed-004 toy),
-quadratics, and any problem exposing ``torch_oracle(ops)`` (the CNN of :mod:`toys.problems.cnn`). float64 by
-default (``dtype="float32"`` on request); device ``"cuda"`` when available, else ``"cpu"``.
+quadratics, and any problem exposing ``torch_oracle(ops)`` (the CNN of
+:mod:`toys.problems.cnn`). float64 by default (``dtype="float32"`` on request); device
+``"cuda"`` when available, else ``"cpu"``.
 Minibatches are drawn with a ``torch.Generator`` on the device (uniformly without replacement
 per client: the b smallest of i.i.d. uniform keys), so only full-batch runs coincide with the
 numpy backend (to ~1e-12; the participation stream is shared).
