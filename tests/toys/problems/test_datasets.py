@@ -189,5 +189,6 @@ def test_from_dataset_bad_input():
         toys.from_dataset("breast_cancer", partition="shards", size_sigma=1.0)
     with pytest.raises(DomainError, match="partition"):
         toys.from_dataset("breast_cancer", partition="natural")
+    sep = toys.from_dataset("breast_cancer", partition="iid", n_clients=3, l2=0.0)
     with pytest.raises(DomainError, match="l2"):  # breast cancer is separable: no unregularised MLE
-        toys.from_dataset("breast_cancer", partition="iid", n_clients=3, l2=0.0)
+        _ = sep.F_star_i

@@ -152,12 +152,17 @@ def test_minibatch_deterministic_and_full_batch_cases():
     assert np.all(prob.minibatch_variance(w, 10_000) == 0.0)
 
 
-def test_unregularised_separable_data_is_rejected():
+def test_unregularised_separable_data_has_no_optimum():
+    """Construction and running need no optimum (issue 9); the missing ones say why."""
     X = [np.array([[1.0, 0.0], [2.0, 1.0], [-1.0, 0.5], [-2.0, -1.0]]),
          np.array([[0.5, 1.0], [-0.3, 2.0], [1.0, -1.0]])]
     y = [np.array([1.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 1.0])]
-    with pytest.raises(DomainError, match="l2.*separable"):
-        toys.logistic(X, y, l2=0.0)
+    sep = toys.logistic(X, y, l2=0.0)
+    with pytest.raises(DomainError, match="l2 = 0.*separable"):
+        _ = sep.F_star_i
+    with pytest.raises(DomainError, match="l2 = 0.*separable"):
+        _ = sep.x_star  # the pooled data are separable too
+    assert np.all(np.isfinite(toys.run(sep, "fedavg", rounds=3, seed=0, lr=0.1).loss))
     prob = toys.logistic(X, y, l2=0.5)  # any l2 > 0 has a unique optimum
     assert np.linalg.norm(prob.grad_F(prob.x_star)) <= 1e-10
 
