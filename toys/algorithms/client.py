@@ -87,8 +87,8 @@ class LocalSteps:
         if count(mask) == 0:
             return (broadcast_rows(x, oracle.n_clients) if start is None else start), state
         G0 = grads if self.batch_size is None else None
-        W = local_update(oracle, x, self.round_lrs(round), rng, self.batch_size, self.prox,
-                         observer=observer, G0=G0, W0=start)
+        W = participants_update(oracle, x, self.round_lrs(round), rng, mask, self.batch_size,
+                                self.prox, observer=observer, G0=G0, W0=start)
         return W, state
 
 
@@ -120,10 +120,56 @@ class BetaPerturbed(LocalSteps):
         if count(mask) == 0:
             W = broadcast_rows(x, oracle.n_clients) if start is None else start
         else:
-            W = local_update(oracle, x, self.round_lrs(round), rng, self.batch_size, self.prox,
-                             self.beta, state, observer, W0=start)
+            W = participants_update(oracle, x, self.round_lrs(round), rng, mask,
+                                    self.batch_size, self.prox, self.beta, state, observer,
+                                    W0=start)
         W_last = array_namespace(W).where(mask[:, None], W, x[None, :])
         return W, neighbour_average(self.P, self.degree, W_last, x)
+
+
+def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float = 0.0,
+                        beta: float | None = None, U=None, observer=None, G0=None, W0=None):
+    """:func:`local_update` of the participants only (``mask``), when the oracle has a
+    ``subset`` (problems of toys: quadratic, logistic; numpy and torch): the work is in
+    proportion to the participants, the random streams advance as for all N clients (same
+    bits), and the result is the (N, d) stack with the absent clients' rows at ``x``. The
+    observer sees full (N, d) stacks, as with :func:`local_update`.
+    """
+    N = oracle.n_clients
+    n_part = count(mask)
+    subset = getattr(oracle, "subset", None)
+    idx = _nonzero(mask) if n_part < N and callable(subset) else None
+    sub = None if idx is None else subset(idx)
+    if sub is None:
+        return local_update(oracle, x, lrs, rng, batch_size, prox, beta, U, observer, G0, W0)
+    W_full = broadcast_rows(x, N) if W0 is None else W0
+    obs = None
+    if observer is not None:
+        xp = array_namespace(W_full)
+        G_full = xp.zeros_like(W_full)
+
+        def obs(k, Wk, Gk, lr):
+            Wf = _copy(W_full)
+            Wf[idx] = Wk
+            G_full[idx] = Gk
+            observer(k, Wf, G_full, lr)
+
+    Ws = local_update(sub, x, lrs, rng, batch_size, prox, beta,
+                      None if U is None else U[idx], obs, None if G0 is None else G0[idx],
+                      W_full[idx])
+    W = _copy(W_full)
+    W[idx] = Ws
+    return W
+
+
+def _nonzero(mask):
+    if is_numpy(mask):
+        return np.flatnonzero(mask)
+    return mask.nonzero()[:, 0]
+
+
+def _copy(W):
+    return np.array(W, copy=True) if is_numpy(W) else W.clone()
 
 
 def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,

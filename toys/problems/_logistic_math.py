@@ -102,7 +102,7 @@ def residual_offset(X, y, row_w) -> np.ndarray:
 
 
 def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=None,
-                    Gs=None, block_bytes=BLOCK_BYTES):
+                    Gs=None, block_bytes=BLOCK_BYTES, clients=None):
     """``len(lrs)`` full-batch gradient steps ``w_i <- w_i - lr_k (g_i(w_i) + prox (w_i - x))``
     for every client, in place on ``W`` (N, d); returns ``W``.
 
@@ -111,6 +111,9 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     :func:`binary_grads` and of the unblocked step, so the result does not depend on the block
     size. ``G0`` (N, d), if given, is the k = 0 gradient (the full gradient at ``x``).
     ``Ws``, ``Gs`` (len(lrs), N, d), if given, receive the iterate and the gradient of every step.
+    ``clients`` (indices), if given, selects the clients to train: ``W``, ``G0``, ``Ws``, ``Gs``
+    then have one row per selected client, and each block gathers its rows of ``X`` while it
+    is read anyway (participants-only rounds read only the participants' data, once).
 
     >>> import numpy as np
     >>> X, row_w = np.ones((2, 2, 1)), np.full((2, 2), 0.5)
@@ -120,20 +123,22 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     [0.5, -0.5]
     """
     N, n, d = X.shape
+    N = N if clients is None else len(clients)
     B = int(max(1, min(N, block_bytes // max(1, n * d * X.itemsize))))
     work = _Work(B, n, d)
     lrs = [float(lr) for lr in lrs]
     with np.errstate(over="ignore"):
-        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work)
+        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients)
     return W
 
 
-def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work):
-    N = X.shape[0]
+def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients=None):
+    N = W.shape[0]
     for lo in range(0, N, B):  # blocks of clients (not single clients): cache blocking
         hi = min(N, lo + B)
-        ob = None if offset is None else offset[lo:hi]
-        args = work.block(X[lo:hi], c[lo:hi], row_w[lo:hi], ob, l2, hi - lo)
+        rows = slice(lo, hi) if clients is None else clients[lo:hi]
+        ob = None if offset is None else offset[rows]
+        args = work.block(X[rows], c[rows], row_w[rows], ob, l2, hi - lo)
         Xb, Xt, cb, rb, ob, l2, V, Z, Z3, G, G3, T = args
         V3 = V[..., None]
         np.negative(W[lo:hi], V)  # V = -W: the steps below are those on W, negated

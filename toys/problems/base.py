@@ -14,6 +14,8 @@ Example
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from boundlab.errors import DomainError
@@ -112,6 +114,45 @@ class FederatedProblem:
     def Gamma(self) -> float:
         """Heterogeneity Gamma = F* - sum_i p_i F_i* (>= 0)."""
         return float(self.F_star - self.p @ self.F_star_i)
+
+    # per-client arrays (leading axis N) that ``subset`` slices; empty: no subset oracle
+    _client_arrays: tuple = ()
+    # (N of the full problem, selected rows, largest client size of the full problem) when this
+    # is a subset oracle: random draws keep the full problem's shapes (same bits per client)
+    _draw = None
+
+    def subset(self, clients):
+        """The batched pieces restricted to ``clients`` (indices into 0..N-1), for local training
+        of the participants only: ``grads``, ``minibatch_grads`` and (logistic) ``local_gd`` of
+        the selected clients, bit-identical to the full problem's rows; ``minibatch_grads`` draws
+        the random numbers of all N clients and keeps the selected ones, so the random streams
+        advance exactly as in the full computation. Not a problem of its own (no optima, p).
+
+        >>> import numpy as np, toys
+        >>> prob = toys.quadratic(n_clients=4, dim=2, seed=0)
+        >>> sub = prob.subset(np.array([1, 3]))
+        >>> bool(np.array_equal(sub.grads(np.ones(2)), prob.grads(np.ones(2))[[1, 3]]))
+        True
+        """
+        if not self._client_arrays:
+            return None
+        clients = np.asarray(clients)
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            v = getattr(self, name, None)
+            if v is not None:
+                setattr(sub, name, v[clients])
+        full_n, rows, cmax = self._draw or (self.n_clients, np.arange(self.n_clients),
+                                            int(np.max(self.counts)))
+        sub._draw = (full_n, rows[clients], cmax)
+        sub.n_clients = len(clients)
+        return sub
+
+    def _draw_shape(self, shape_rest):
+        """(shape of the full problem's draw, rows to keep or None)."""
+        if self._draw is None:
+            return (self.n_clients, *shape_rest), None
+        return (self._draw[0], *shape_rest), self._draw[1]
 
     def _broadcast(self, W: np.ndarray) -> np.ndarray:
         W = np.asarray(W, dtype=float)

@@ -28,6 +28,8 @@ Example
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from boundlab.errors import DomainError
@@ -125,6 +127,8 @@ class Logistic(PooledEvaluation, FederatedProblem):
         self.test = None
         self._optima: dict = {}
 
+    _client_arrays = ("X", "mask", "counts", "row_w", "y", "offset", "_off", "_c", "Y")
+
     # ----------------------------------------------------------------- internals
     def _theta(self, W):
         W = self._broadcast(W)
@@ -208,16 +212,44 @@ class Logistic(PooledEvaluation, FederatedProblem):
         """
         if self.kind != "logistic":
             return None
-        return binary_local_gd(self.X, self._c, self.row_w, self._off, self.l2, W, x, lrs,
-                               prox, G0, Ws, Gs)
+        sel = self.__dict__.get("_sel")
+        P = self if sel is None else self.__dict__["_parent"]
+        return binary_local_gd(P.X, P._c, P.row_w, P._off, self.l2, W, x, lrs, prox, G0, Ws,
+                               Gs, clients=sel)
+
+    def subset(self, clients):
+        """The clients ``clients`` only (see :meth:`FederatedProblem.subset`). Nothing is
+        copied up front: the fused local GD reads the selected rows of the full data block by
+        block, and the other pieces slice the arrays they use on first use."""
+        clients = np.asarray(clients)
+        d = self.__dict__
+        parent = d.get("_parent", self)
+        sel = clients if d.get("_sel") is None else d["_sel"][clients]
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            sub.__dict__.pop(name, None)
+        sub._parent, sub._sel, sub.n_clients = parent, sel, len(sel)
+        sub._draw = (parent.n_clients, sel, int(parent.counts.max()))
+        return sub
+
+    def __getattr__(self, name):
+        # per-client arrays of a subset oracle, sliced from the full problem on first use
+        d = self.__dict__
+        if name in type(self)._client_arrays and d.get("_sel") is not None:
+            v = getattr(d["_parent"], name)
+            v = None if v is None else v[d["_sel"]]
+            d[name] = v
+            return v
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def minibatch_grads(self, W, rng, batch_size):
         if batch_size is None:
             return self.grads(W)
         b = check_int("batch_size", batch_size, lo=1)
-        if b >= self.counts.max():
+        if b >= (self.counts.max() if self._draw is None else self._draw[2]):
             return self.grads(W)
-        keys = rng.random(self.mask.shape)
+        shape, draw_rows = self._draw_shape(self.mask.shape[1:])
+        keys = rng.random(shape) if draw_rows is None else rng.random(shape)[draw_rows]
         keys[~self.mask] = np.inf
         idx = np.argpartition(keys, b - 1, axis=1)[:, :b]  # the b smallest keys, unordered
         rows = np.arange(self.n_clients)[:, None]

@@ -87,6 +87,8 @@ class Quadratic(FederatedProblem):
         self.F_star = self.F(x)
         self.x0 = np.zeros(d)
 
+    _client_arrays = ("A", "c", "b", "eigs")
+
     # ----------------------------------------------------------------- batched pieces
     def losses(self, W):
         D = self._broadcast(W) - self.c
@@ -114,7 +116,9 @@ class Quadratic(FederatedProblem):
         if batch_size is None or self.noise_std == 0.0:
             return G
         b = check_int("batch_size", batch_size, lo=1)
-        return G + rng.standard_normal(G.shape) * (self.noise_std / np.sqrt(b))
+        shape, rows = self._draw_shape(G.shape[1:])
+        noise = rng.standard_normal(shape)
+        return G + (noise if rows is None else noise[rows]) * (self.noise_std / np.sqrt(b))
 
     def minibatch_variance(self, W, batch_size) -> np.ndarray:
         """Exact E||g_i(w) - grad F_i(w)||^2 per client: d * noise_std^2 / batch_size (0 if full).

@@ -131,7 +131,37 @@ def setup(problem, device, dtype, sample_seed):
     return ops, oracle, gen
 
 
-class QuadraticOracle:
+class _Subset:
+    """``subset(clients)`` for the torch oracles: the per-client tensors of ``_client_arrays``
+    restricted to ``clients``; random draws keep the full shape (rows selected afterwards), so
+    the generator advances exactly as in the full computation."""
+
+    _client_arrays: tuple = ()
+    _rows = None  # rows of the full draw to keep (None: the full oracle)
+    _full_n = None
+
+    def subset(self, clients):
+        import copy
+
+        idx = self.ops.torch.as_tensor(np.asarray(clients), device=self.ops.device)
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            v = getattr(self, name, None)
+            if v is not None:
+                setattr(sub, name, v[idx])
+        sub._full_n = self.n_clients if self._full_n is None else self._full_n
+        sub._rows = idx if self._rows is None else self._rows[idx]
+        sub.n_clients = int(idx.shape[0])
+        return sub
+
+    def _keep(self, draw):
+        return draw if self._rows is None else draw[self._rows]
+
+    def _full_shape(self, rest):
+        return (self.n_clients if self._full_n is None else self._full_n, *rest)
+
+
+class QuadraticOracle(_Subset):
     """F_i(x) = 1/2 (x - c_i)^T A_i (x - c_i) + b_i on torch (noise as in the numpy problem,
     drawn from the torch generator).
 
@@ -148,6 +178,8 @@ class QuadraticOracle:
         self.noise_std = float(arr.get("noise_std", 0.0))
         self.n_clients, self.dim = self.c.shape
 
+    _client_arrays = ("A", "c", "b")
+
     def _bc(self, W):
         return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
 
@@ -163,11 +195,12 @@ class QuadraticOracle:
         G = self.grads(W)
         if batch_size is None or self.noise_std == 0.0:
             return G
-        noise = self.ops.torch.randn(G.shape, generator=gen, dtype=G.dtype, device=G.device)
+        noise = self._keep(self.ops.torch.randn(self._full_shape(G.shape[1:]), generator=gen,
+                                                dtype=G.dtype, device=G.device))
         return G + noise * (self.noise_std / math.sqrt(batch_size))
 
 
-class LogisticOracle:
+class LogisticOracle(_Subset):
     """Binary / multinomial L2-regularised logistic regression on torch (same formulas as
     :class:`~toys.problems.logistic.Logistic`).
 
@@ -178,6 +211,8 @@ class LogisticOracle:
     >>> bool(np.allclose(L, prob.losses(np.zeros(2)), atol=1e-14))
     True
     """
+
+    _client_arrays = ("X", "mask", "counts", "row_w", "y", "offset", "ylab", "Y")
 
     def __init__(self, ops, arr):
         torch = ops.torch
@@ -241,8 +276,8 @@ class LogisticOracle:
             return self.grads(W)
         torch = self.torch
         b = int(batch_size)
-        keys = torch.rand(self.mask.shape, generator=gen, dtype=torch.float64,
-                          device=self.mask.device)
+        keys = self._keep(torch.rand(self._full_shape(self.mask.shape[1:]), generator=gen,
+                                     dtype=torch.float64, device=self.mask.device))
         keys = keys.masked_fill(~self.mask, math.inf)
         idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices  # real rows first
         beff = torch.clamp(self.counts, max=b)
