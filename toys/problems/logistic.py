@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from boundlab.errors import DomainError
 
@@ -52,7 +53,7 @@ from .base import FederatedProblem, OptimumUnavailable
 
 __all__ = ["Logistic", "logistic"]
 
-_EXPLICIT_HESSIAN_MAX = 2e7  # N * d^2 entries above which Newton uses CG on Hessian-vector products
+_HESSIAN_CHUNK = 2e6  # Hessian entries per block of clients in the exact-optimum solves
 
 
 class Logistic(PooledEvaluation, FederatedProblem):
@@ -364,17 +365,33 @@ class Logistic(PooledEvaluation, FederatedProblem):
             raise OptimumUnavailable(name, value.reason)
         return value
 
+    def _chunks(self):
+        """Client index blocks whose explicit Hessians take at most ``_HESSIAN_CHUNK`` entries
+        (memory bounded, cost linear in N: no switch of method at a size threshold)."""
+        N, d = self.n_clients, self.dim
+        step = max(1, int(_HESSIAN_CHUNK // (d * d)))
+        for lo in range(0, N, step):
+            idx = np.arange(lo, min(N, lo + step))
+            yield idx, (self if len(idx) == N else self.subset(idx))
+
     def _solve_clients(self):
         if self.l2 == 0.0:
             self._check_finite_optimum(self.X, self.y, self.mask, "client")
-        N, d = self.n_clients, self.dim
-        kw = {"hess": self.hessians} if N * d * d <= _EXPLICIT_HESSIAN_MAX else {"hvp": self.hvps}
-        x = newton(self.losses, self.grads, np.zeros((N, d)), **kw)
+        x = np.empty((self.n_clients, self.dim))
+        with threadpool_limits(1, user_api="blas"):  # small batched products: 1 thread wins
+            for idx, sub in self._chunks():
+                x[idx] = newton(sub.losses, sub.grads, np.zeros((len(idx), self.dim)),
+                                hess=sub.hessians)
         self._optima.update(x_star_i=x, F_star_i=self.losses(x))
 
+    def _hessian_F(self, w):
+        """grad^2 F(w) = sum_i p_i grad^2 F_i(w), accumulated over client blocks."""
+        H = np.zeros((self.dim, self.dim))
+        for idx, sub in self._chunks():
+            H += np.einsum("n,nij->ij", self.p[idx], sub.hessians(w))
+        return H
+
     def _solve_global(self):
-        N, d = self.n_clients, self.dim
-        explicit = N * d * d <= _EXPLICIT_HESSIAN_MAX
         try:
             start = (self.p @ self.x_star_i)[None]
         except OptimumUnavailable:
@@ -382,7 +399,7 @@ class Logistic(PooledEvaluation, FederatedProblem):
                       self.mask.reshape(1, -1))
             if self.l2 == 0.0 and self.kind == "logistic":
                 self._check_finite_optimum(*pooled, "pooled")
-            start = np.zeros((1, d))
+            start = np.zeros((1, self.dim))
         p = self.p
 
         def fun(T):
@@ -391,9 +408,8 @@ class Logistic(PooledEvaluation, FederatedProblem):
         def grad(T):
             return (p @ self.grads(T[0]))[None]
 
-        gkw = ({"hess": lambda T: np.einsum("n,nij->ij", p, self.hessians(T[0]))[None]}
-               if explicit else {"hvp": lambda T, V: (p @ self.hvps(T[0], V[0]))[None]})
-        x = newton(fun, grad, start, **gkw)[0]
+        with threadpool_limits(1, user_api="blas"):
+            x = newton(fun, grad, start, hess=lambda T: self._hessian_F(T[0])[None])[0]
         self._optima.update(x_star=x, F_star=self.F(x))
 
     def _check_finite_optimum(self, X, y, mask, what):
