@@ -27,7 +27,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .._array import array_namespace
+from .._array import array_namespace, broadcast_rows
 from .base import FederatedProblem
 
 __all__ = ["MLPProblem", "mlp_problem"]
@@ -88,7 +88,7 @@ class _Oracle:
         self.asarray = asarray
 
     def _bc(self, W):
-        return W[None, :] * self.mask[:, :1] * 0 + W[None, :] if W.ndim == 1 else W
+        return broadcast_rows(W, self.n_clients) if W.ndim == 1 else W
 
     def losses(self, W):
         return mlp_losses(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
@@ -184,8 +184,8 @@ class MLPProblem(FederatedProblem):
         >>> from toys.engine.backends.torch import TorchOps
         >>> p = MLPProblem(np.ones((2, 1, 3)), np.zeros((2, 1), int), np.ones((2, 1), bool),
         ...                classes=2, hidden=2)
-        >>> float(p.torch_oracle(TorchOps("cpu")).losses(ops_x := TorchOps("cpu").asarray(
-        ...     p.x0))[0]) == float(p.losses(p.x0)[0])
+        >>> ops = TorchOps("cpu")
+        >>> float(p.torch_oracle(ops).losses(ops.asarray(p.x0))[0]) == float(p.losses(p.x0)[0])
         True
         """
         import torch
