@@ -1,4 +1,5 @@
-"""The README's "Your own bound", "Your own run" and "Property tests of a bound" examples run."""
+"""Every ```python block of the README runs (in a temporary directory, user registrations
+undone afterwards); the workflow sections are <= 15 lines and print what they promise."""
 
 import re
 from pathlib import Path
@@ -33,3 +34,17 @@ def test_section_example_runs(section, tmp_path, monkeypatch, capsys):
         assert "holds" in out
     if section == "Your own run":
         assert out.count("holds") == 2 and "eta <= 1/(4*L)" in out
+
+
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("i", range(len(BLOCKS)))
+def test_every_readme_block_runs(i, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = set(boundlab.registry.registered_ids())
+    try:
+        exec(compile(BLOCKS[i], f"README.md[python block {i}]", "exec"), {"__name__": "readme"})
+    finally:
+        for bid in set(boundlab.registry.registered_ids()) - before:
+            boundlab.unregister(bid)

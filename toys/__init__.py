@@ -1,5 +1,15 @@
-"""toys -- the experiments: federated problems with exact optima, their constants (L, mu, Gamma,
-zeta, sigma, G, D), participation processes, and (``toys.engine``) the simulation engine.
+"""toys -- the experiments, in subpackages by role:
+
+=====================  =====================================================================
+``toys.problems``      federated problems with exact optima (quadratic, logistic, synthetic,
+                       CNN, data sets and partitions) and the ``make`` registry
+``toys.constants``     L, mu, Gamma, zeta, sigma^2, G^2, D measured on a problem (+ how)
+``toys.participation`` participation processes (init / step) and option strings
+``toys.algorithms``    algorithms as compositions of pieces: client updates, weight rules,
+                       server steps (``toys.Algorithm``, ``toys.algorithms.get``)
+``toys.engine``        ``toys.run``, the round loop, Trace, callbacks, checkpoints, backends
+``toys.local``         local step-size schedules; ``toys.validation`` the one validator
+=====================  =====================================================================
 
 ``import toys`` stays light: only numpy and the constants module load eagerly; everything else
 loads on first attribute access.
@@ -21,14 +31,16 @@ import importlib
 # here (after the submodule has loaded) makes the attribute the function for good.
 from .constants import Constants, Value, constants
 
-__all__ = [  # sorted; run, Trace and ALGORITHMS come from toys.engine / toys.trace
+__all__ = [  # sorted
     "ALGORITHMS",
+    "Algorithm",
     "Constants",
     "FederatedProblem",
     "Logistic",
     "Quadratic",
     "Trace",
     "Value",
+    "algorithms",
     "constants",
     "from_dataset",
     "leaf_synthetic",
@@ -46,29 +58,27 @@ __all__ = [  # sorted; run, Trace and ALGORITHMS come from toys.engine / toys.tr
 ]
 
 _LAZY = {
-    "FederatedProblem": "toys.base",
-    "Quadratic": "toys.problems_quadratic",
-    "quadratic": "toys.problems_quadratic",
-    "Logistic": "toys.problems_logistic",
-    "logistic": "toys.problems_logistic",
-    "seed004_toy": "toys.problems_synthetic",
-    "leaf_synthetic": "toys.problems_synthetic",
-    "logistic_synthetic": "toys.problems_synthetic",
-    "from_dataset": "toys.datasets",
-    "load_idx": "toys.datasets",
-    "load_leaf": "toys.datasets",
-    "load_bundled": "toys.datasets",
-    "make": "toys.registry",
-    "names": "toys.registry",
-    # ---- engine exports: owned by the engine engineer (toys/engine.py, toys/trace.py) ----
-    "run": "toys.engine",
-    "ALGORITHMS": "toys.engine",
-    "Trace": "toys.trace",
+    "FederatedProblem": "toys.problems.base",
+    "Quadratic": "toys.problems.quadratic",
+    "quadratic": "toys.problems.quadratic",
+    "Logistic": "toys.problems.logistic",
+    "logistic": "toys.problems.logistic",
+    "seed004_toy": "toys.problems.synthetic",
+    "leaf_synthetic": "toys.problems.synthetic",
+    "logistic_synthetic": "toys.problems.synthetic",
+    "from_dataset": "toys.problems.datasets",
+    "load_idx": "toys.problems.datasets",
+    "load_leaf": "toys.problems.datasets",
+    "load_bundled": "toys.problems.datasets",
+    "make": "toys.problems.registry",
+    "names": "toys.problems.registry",
+    "run": "toys.engine.run",
+    "Trace": "toys.engine.trace",
+    "ALGORITHMS": "toys.algorithms.registry",
+    "Algorithm": "toys.algorithms.base",
 }
 
-_SUBMODULES = ("participation", "datasets", "problems", "registry", "base", "engine", "trace",
-               "algorithms", "torch_backend", "torch_models", "local", "aggregation", "fedau",
-               "beta", "partitions")
+_SUBMODULES = ("participation", "problems", "algorithms", "engine", "local", "validation")
 
 
 def __getattr__(name):

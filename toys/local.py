@@ -1,13 +1,4 @@
-"""Client updates, batched over clients: tau local (stochastic) gradient steps for all N at once.
-
-One function, :func:`local_update`, covers every client update of the five papers:
-
-* plain local SGD / GD (DKR Alg. 1, BM CLIENT-UPDATE, FedAU Alg. 1 with step ``gamma``):
-  ``x_i <- x_i - lr_k * g_i(x_i)``;
-* FedProx (DKR eq. (4), mu_prox; Buttaci & Calafiore §5.2.3, alpha):
-  ``x_i <- x_i - lr_k * (g_i(x_i) + prox * (x_i - x0))``;
-* the beta-perturbed step of Buttaci & Calafiore (Alg. 1): the gradient is taken at
-  ``beta * x_i + (1 - beta) * u_i`` and applied to ``x_i``.
+"""Local step-size schedules of the client updates (:mod:`toys.algorithms.client`).
 
 Step sizes come from :func:`lr_schedule`: a number (constant), an array (one value per round, or
 one per global SGD iteration ``t = r * local_steps + k``) or a callable of the global iteration
@@ -15,12 +6,8 @@ index ``t`` (0-based), e.g. BM's ``eta_t = 1 / (mu (t + gamma))`` (:func:`invers
 
 Example
 -------
->>> import numpy as np, toys
->>> from toys._xp import NUMPY
->>> prob = toys.quadratic(n_clients=3, dim=2, seed=0)
->>> W = local_update(NUMPY, prob, np.zeros(2), [0.05, 0.05], np.random.default_rng(0))
->>> W.shape
-(3, 2)
+>>> lr_schedule(inverse_time(1.0, 4.0), rounds=1, local_steps=2).tolist()
+[0.25, 0.2]
 """
 
 from __future__ import annotations
@@ -32,7 +19,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["exponential", "inverse_time", "local_update", "lr_schedule"]
+__all__ = ["exponential", "inverse_time", "lr_schedule"]
 
 
 def lr_schedule(lr, rounds: int, local_steps: int) -> np.ndarray:
@@ -112,70 +99,3 @@ def exponential(lr0: float, decay: float, local_steps: int | None = None):
     if local_steps is None:
         return lambda t: lr0 * decay ** np.asarray(t, dtype=float)
     return lambda t: lr0 * decay ** (np.asarray(t) // local_steps).astype(float)
-
-
-def local_update(ops, oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
-                 beta: float | None = None, U=None, observer=None, G0=None, W0=None):
-    """Run ``len(lrs)`` local steps for every client at once; returns the stack W (N, d).
-
-    ``oracle`` provides ``minibatch_grads(W, rng, batch_size)`` on the backend's arrays (a
-    :class:`~toys.base.FederatedProblem` for numpy). Every client starts at ``x`` (d,). Step k
-    (0-based) is ``W <- W - lrs[k] * (g(P) + prox * (W - x))`` with ``P = W`` or, when ``beta``
-    is given, ``P = beta * W + (1 - beta) * U`` (``U`` (N, d): the clients' u_t^i).
-    ``observer(k, W, G, lr)`` is called after step k with the new W and the gradient used.
-    ``G0``, if given, replaces the k = 0 gradient (it must equal the full gradient at ``x``; the
-    engine passes the one it computed for its metrics when the step is deterministic), and
-    ``W0``, if given, is the (N, d) stack of copies of ``x`` to start from (it is not modified).
-
-    Deterministic steps (``batch_size=None``, no ``beta``) of a numpy oracle with a fused kernel
-    ``local_gd`` (binary logistic problems) run through it: all the steps of a block of
-    clients that fits in cache, then the next block; the observer, if any, then sees the kept
-    per-step stacks in step order. The bits are those of the step-by-step loop.
-
-    >>> import numpy as np, toys
-    >>> from toys._xp import NUMPY
-    >>> prob = toys.quadratic(n_clients=2, dim=2, seed=0)
-    >>> W = local_update(NUMPY, prob, prob.x_star_i[0], [0.1], None)
-    >>> bool(np.allclose(W[0], prob.x_star_i[0]))   # client 0 starts at its own optimum
-    True
-    """
-    fused = getattr(oracle, "local_gd", None)
-    if fused is not None and batch_size is None and beta is None and ops.name == "numpy":
-        W = _fused(ops, oracle, fused, x, lrs, prox, observer, G0, W0)
-        if W is not None:
-            return W
-    W = ops.broadcast_rows(x, oracle.n_clients) if W0 is None else W0
-    for k, lr in enumerate(lrs):
-        lr = float(lr)
-        if k == 0 and G0 is not None:
-            G = G0
-        else:
-            P = W if beta is None else beta * W + (1.0 - beta) * U
-            G = oracle.minibatch_grads(P, rng, batch_size)
-        step = G if prox == 0.0 else G + prox * (W - x)
-        W = W - lr * step
-        if observer is not None:
-            observer(k, W, G, lr)
-    return W
-
-
-_FUSED_RECORD_BYTES = 1 << 26  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer
-
-
-def _fused(ops, oracle, fused, x, lrs, prox, observer, G0, W0):
-    """Deterministic local GD through the oracle's fused kernel ``local_gd`` (cache-blocked:
-    all the steps of a block of clients at once). With an observer, the per-step stacks are
-    kept and observed after the blocks, in step order (the same arrays, so the same
-    measurements). Returns None where the kernel does not apply."""
-    N, d, tau = oracle.n_clients, len(x), len(lrs)
-    Ws = Gs = None
-    if observer is not None:
-        if 2 * tau * N * d * 8 > _FUSED_RECORD_BYTES:
-            return None
-        Ws, Gs = np.empty((tau, N, d)), np.empty((tau, N, d))
-    W = ops.broadcast_rows(x, N) if W0 is None else ops.copy(W0)
-    W = fused(W, x, lrs, prox, G0, Ws, Gs)
-    if W is not None and observer is not None:
-        for k, lr in enumerate(lrs):
-            observer(k, Ws[k], Gs[k], float(lr))
-    return W

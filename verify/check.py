@@ -4,7 +4,7 @@
 (``bound.lhs``) from the run, evaluates the right-hand side with the problem's constants, the
 run's hyper-parameters and measured quantities, checks every precondition and judges with
 :func:`verify.compare.compare` (the main job's rules). :func:`check_log` does the same for a
-per-round log of any simulator (``toys.trace_io`` writes one from a Trace).
+per-round log of any simulator (``toys.engine.trace_io`` writes one from a Trace).
 
 Left-hand sides (``bound.lhs``) that a run measures
 --------------------------------------------------
@@ -236,7 +236,7 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
         consts = toys.constants(prob, batch_size=hyper.get("batch_size")).as_params()
     else:
         consts = constants.as_params() if hasattr(constants, "as_params") else dict(constants)
-    from toys.trace_io import to_log
+    from toys.engine.trace_io import to_log
 
     logs = [to_log(tr, p=prob.p) for tr in traces]
     setting = {**hyper, "rounds": rounds, "n_clients": prob.n_clients, "p": prob.p}
@@ -262,7 +262,7 @@ def check_log(bound, log, params=None, *, columns=None, level: float = 0.95):
     ...           zeta=0.5))["verdict"].tolist()
     ['holds']
     """
-    from toys.trace_io import read_log
+    from toys.engine.trace_io import read_log
 
     bound = _bound(bound)
     frame = read_log(log)

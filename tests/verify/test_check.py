@@ -12,7 +12,7 @@ import toys
 import verify
 from boundlab import Bound, Precondition, make_params, sym
 from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
-from toys.trace_io import write_log
+from toys.engine.trace_io import write_log
 from verify.check import LHS, NOT_MEASURABLE, rhs_params
 
 

@@ -5,7 +5,9 @@ hyper-parameters given as ``name=value`` words (numbers, ``inf``, comma lists su
 ``rules=fedsoftbetter,fedavg``, strings). ``lr`` is a number or an expression in the global
 iteration index ``t`` (and the round ``r = t // local_steps``), e.g. ``lr="1/(t+40)"`` or
 ``lr="0.1*0.99**r"``. Prints a short summary; ``--out trace.csv`` (or ``.parquet``) saves the
-per-round table atomically.
+per-round table atomically. Exit status: 0 when the run completed, 1 when it diverged (a
+non-finite model or one past ``toys.engine.DIVERGENCE``: the summary says in which round), 2 for
+bad input.
 
 Example
 -------
@@ -170,7 +172,7 @@ def _run(args) -> int:
     for key in ("rules",):
         if key in hyper and isinstance(hyper[key], str):
             hyper[key] = (hyper[key],)
-    from toys.registry import options_of
+    from toys.problems.registry import options_of
 
     if "seed" in options_of(args.problem) and "seed" not in popts:
         popts["seed"] = args.seed
@@ -188,4 +190,4 @@ def _run(args) -> int:
     if args.out:
         path = trace.save(args.out)
         print(f"wrote {path}")
-    return 0
+    return 1 if trace.diverged_at is not None else 0

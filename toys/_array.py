@@ -1,0 +1,108 @@
+"""The thin array layer: what the array-API standard (``array_api_compat``) lacks.
+
+Algorithm pieces do their arithmetic with ``xp = array_namespace(x)`` (numpy and torch alike)
+and use the few helpers below for what the standard does not have or where numpy's own kernel
+is kept for bit-identical results (``einsum`` row norms). Results stay arrays of the backend
+(never Python floats) except :func:`count` and :func:`item`, so a GPU run does not synchronise
+inside a round unless a piece asks for a count.
+
+Example
+-------
+>>> import numpy as np
+>>> sqnorm_rows(np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
+[25.0, 1.0]
+>>> count(np.array([True, False, True]))
+2
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from array_api_compat import array_namespace, is_numpy_array
+
+__all__ = ["array_namespace", "argsort_desc", "broadcast_rows", "count", "is_numpy", "item",
+           "normalise", "sqnorm_rows", "to_numpy"]
+
+
+def is_numpy(x) -> bool:
+    """Whether ``x`` is a numpy array (or numpy scalar).
+
+    >>> is_numpy(np.zeros(1)), is_numpy([0.0])
+    (True, False)
+    """
+    return is_numpy_array(x) or isinstance(x, np.generic)
+
+
+def sqnorm_rows(X):
+    """Row-wise squared Euclidean norms of ``X`` (N, d) -> (N,).
+
+    >>> sqnorm_rows(np.ones((2, 3))).tolist()
+    [3.0, 3.0]
+    """
+    if is_numpy_array(X):
+        return np.einsum("ij,ij->i", X, X)
+    return (X * X).sum(dim=1)
+
+
+def count(mask) -> int:
+    """Number of True entries, as a Python int.
+
+    >>> count(np.zeros(3, bool))
+    0
+    """
+    if is_numpy_array(mask):
+        return int(np.count_nonzero(mask))
+    return int(mask.sum().item())
+
+
+def item(x) -> float:
+    """A 0-d array as a Python float.
+
+    >>> item(np.float64(2.5))
+    2.5
+    """
+    return float(x) if is_numpy_array(x) or np.isscalar(x) else float(x.item())
+
+
+def to_numpy(x) -> np.ndarray:
+    """A backend array as a numpy array (copied to the host when needed).
+
+    >>> to_numpy(np.arange(2)).tolist()
+    [0, 1]
+    """
+    if is_numpy_array(x) or np.isscalar(x):
+        return np.asarray(x)
+    return x.detach().cpu().numpy()
+
+
+def broadcast_rows(x, n: int):
+    """``x`` (d,) repeated as a fresh (n, d) array of the same backend.
+
+    >>> broadcast_rows(np.array([1.0, 2.0]), 2).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    if is_numpy_array(x):
+        return np.repeat(x[None, :], n, axis=0)
+    return x.unsqueeze(0).repeat(n, 1)
+
+
+def argsort_desc(x):
+    """Stable argsort in decreasing order (ties keep the lower index first).
+
+    >>> argsort_desc(np.array([1.0, 3.0, 3.0])).tolist()
+    [1, 2, 0]
+    """
+    if is_numpy_array(x):
+        return np.argsort(-x, axis=-1, kind="stable")
+    return array_namespace(x).argsort(x, axis=-1, descending=True, stable=True)
+
+
+def normalise(a):
+    """``a / sum(a)``, or zeros when the sum is not positive.
+
+    >>> normalise(np.array([1.0, 3.0])).tolist(), normalise(np.zeros(2)).tolist()
+    ([0.25, 0.75], [0.0, 0.0])
+    """
+    xp = array_namespace(a)
+    s = xp.sum(a)
+    return xp.where(s > 0, a / xp.where(s > 0, s, 1.0), 0.0 * a)

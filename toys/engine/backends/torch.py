@@ -1,0 +1,295 @@
+"""The torch backend of :func:`toys.run`: array creation on one device and dtype, and the
+problems' batched oracles (losses, gradients, minibatch gradients) written in torch.
+
+The algorithms themselves are not duplicated: the round loop and the pieces are written against
+the array-API namespace and run unchanged on torch tensors. Supported problems: binary and
+multinomial :class:`~toys.problems.logistic.Logistic` (incl. offsets: the seed-004 toy),
+quadratics, and any problem exposing ``torch_oracle(ops)`` (the CNN of
+:mod:`toys.problems.cnn`). float64 by default (``dtype="float32"`` on request); device
+``"cuda"`` when available, else ``"cpu"``.
+Minibatches are drawn with a ``torch.Generator`` on the device (uniformly without replacement
+per client: the b smallest of i.i.d. uniform keys), so only full-batch runs coincide with the
+numpy backend (to ~1e-12; the participation stream is shared).
+
+Example
+-------
+>>> import numpy as np, toys
+>>> prob = toys.logistic_synthetic(n_clients=3, dim=2, seed=0)
+>>> ops, orc, gen = setup(prob, "cpu", None, 0)
+>>> W = np.zeros((3, 2))
+>>> bool(np.allclose(ops.to_numpy(orc.grads(ops.asarray(W))), prob.grads(W), atol=1e-14))
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from boundlab.errors import DomainError
+
+__all__ = ["LogisticOracle", "QuadraticOracle", "TorchOps", "setup"]
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+class TorchOps:
+    """Array creation and conversion on torch tensors of one device and dtype (the math is the
+    array-API namespace's).
+
+    >>> ops = TorchOps("cpu", "float64")
+    >>> ops.to_numpy(ops.full((2,), 3.0)).tolist()
+    [3.0, 3.0]
+    """
+
+    name = "torch"
+
+    def __init__(self, device=None, dtype=None):
+        torch = _torch()
+        self.torch = torch
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            self.device = torch.device(device)
+        except (RuntimeError, TypeError):
+            raise DomainError("device", device, "a torch device such as 'cpu' or 'cuda'") from None
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise DomainError("device", device, "'cpu' (CUDA is not available here)")
+        dt = {None: torch.float64, "float64": torch.float64, "float32": torch.float32,
+              torch.float64: torch.float64, torch.float32: torch.float32}
+        if dtype not in dt:
+            raise DomainError("dtype", dtype, "'float64' (default) or 'float32'")
+        self.dtype = dt[dtype]
+
+    # creation / conversion
+    def asarray(self, x, dtype=None):
+        t = self.torch
+        if isinstance(x, t.Tensor):
+            return x.to(device=self.device, dtype=self.dtype if dtype is None else dtype)
+        return t.as_tensor(np.asarray(x), dtype=self.dtype if dtype is None else dtype,
+                           device=self.device)
+
+    def asbool(self, x):
+        return self.torch.as_tensor(np.asarray(x, dtype=bool), device=self.device)
+
+    def zeros(self, shape, dtype=None):
+        return self.torch.zeros(shape, dtype=self.dtype if dtype is None else dtype,
+                                device=self.device)
+
+    def full(self, shape, value, dtype=None):
+        return self.torch.full(shape, value, dtype=self.dtype if dtype is None else dtype,
+                               device=self.device)
+
+    def zeros_like(self, x):
+        return self.torch.zeros_like(x, dtype=self.dtype)
+
+    def as_float(self, b):
+        return b.to(self.dtype)
+
+    def count(self, mask) -> int:
+        return int(mask.sum().item())
+
+    def to_numpy(self, x):
+        if isinstance(x, self.torch.Tensor):
+            return x.detach().cpu().numpy()
+        return np.asarray(x)
+
+
+def setup(problem, device, dtype, sample_seed):
+    """``(ops, oracle, generator)`` for running ``problem`` on torch; the ``torch.Generator``
+    is seeded with the first word of the sampling ``SeedSequence`` ``sample_seed`` (an int is
+    used as it is).
+
+    >>> import toys
+    >>> ops, orc, gen = setup(toys.quadratic(2, 2, seed=0), "cpu", "float32", 0)
+    >>> str(ops.dtype), orc.n_clients
+    ('torch.float32', 2)
+    """
+    ops = TorchOps(device, dtype)
+    torch = ops.torch
+    if hasattr(problem, "torch_oracle"):
+        oracle = problem.torch_oracle(ops)
+    else:
+        arr = problem.arrays()
+        if "A" in arr:
+            oracle = QuadraticOracle(ops, arr)
+        elif arr.get("kind") in ("logistic", "multinomial"):
+            oracle = LogisticOracle(ops, arr)
+        else:
+            raise DomainError("problem", getattr(problem, "name", problem),
+                              "a logistic, multinomial or quadratic problem (or one with "
+                              "torch_oracle) for backend='torch'")
+    if isinstance(sample_seed, np.random.SeedSequence):
+        sample_seed = int(sample_seed.generate_state(1, np.uint64)[0] >> 1)
+    gen = torch.Generator(device=ops.device)
+    gen.manual_seed(int(sample_seed))
+    return ops, oracle, gen
+
+
+class _Subset:
+    """``subset(clients)`` for the torch oracles: the per-client tensors of ``_client_arrays``
+    restricted to ``clients``; random draws keep the full shape (rows selected afterwards), so
+    the generator advances exactly as in the full computation."""
+
+    _client_arrays: tuple = ()
+    _rows = None  # rows of the full draw to keep (None: the full oracle)
+    _full_n = None
+
+    def subset(self, clients):
+        import copy
+
+        idx = self.ops.torch.as_tensor(np.asarray(clients), device=self.ops.device)
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            v = getattr(self, name, None)
+            if v is not None:
+                setattr(sub, name, v[idx])
+        sub._full_n = self.n_clients if self._full_n is None else self._full_n
+        sub._rows = idx if self._rows is None else self._rows[idx]
+        sub.n_clients = int(idx.shape[0])
+        return sub
+
+    def _keep(self, draw):
+        return draw if self._rows is None else draw[self._rows]
+
+    def _full_shape(self, rest):
+        return (self.n_clients if self._full_n is None else self._full_n, *rest)
+
+
+class QuadraticOracle(_Subset):
+    """F_i(x) = 1/2 (x - c_i)^T A_i (x - c_i) + b_i on torch (noise as in the numpy problem,
+    drawn from the torch generator).
+
+    >>> import toys
+    >>> q = toys.quadratic(2, 2, seed=0)
+    >>> orc = QuadraticOracle(TorchOps("cpu"), q.arrays())
+    >>> bool(abs(float(orc.losses(orc.ops.asarray(q.x_star_i))[0]) - q.F_star_i[0]) < 1e-12)
+    True
+    """
+
+    def __init__(self, ops, arr):
+        self.ops = ops
+        self.A, self.c, self.b = (ops.asarray(arr[k]) for k in ("A", "c", "b"))
+        self.noise_std = float(arr.get("noise_std", 0.0))
+        self.n_clients, self.dim = self.c.shape
+
+    _client_arrays = ("A", "c", "b")
+
+    def _bc(self, W):
+        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
+
+    def losses(self, W):
+        D = self._bc(W) - self.c
+        return 0.5 * self.ops.torch.einsum("ni,nij,nj->n", D, self.A, D) + self.b
+
+    def grads(self, W):
+        D = self._bc(W) - self.c
+        return self.ops.torch.matmul(self.A, D.unsqueeze(-1))[..., 0]
+
+    def minibatch_grads(self, W, gen, batch_size):
+        G = self.grads(W)
+        if batch_size is None or self.noise_std == 0.0:
+            return G
+        noise = self._keep(self.ops.torch.randn(self._full_shape(G.shape[1:]), generator=gen,
+                                                dtype=G.dtype, device=G.device))
+        return G + noise * (self.noise_std / math.sqrt(batch_size))
+
+
+class LogisticOracle(_Subset):
+    """Binary / multinomial L2-regularised logistic regression on torch (same formulas as
+    :class:`~toys.problems.logistic.Logistic`).
+
+    >>> import numpy as np, toys
+    >>> prob = toys.logistic_synthetic(n_clients=2, dim=2, seed=0)
+    >>> orc = LogisticOracle(TorchOps("cpu"), prob.arrays())
+    >>> L = orc.ops.to_numpy(orc.losses(orc.ops.asarray(np.zeros(2))))
+    >>> bool(np.allclose(L, prob.losses(np.zeros(2)), atol=1e-14))
+    True
+    """
+
+    _client_arrays = ("X", "mask", "counts", "row_w", "y", "offset", "ylab", "Y")
+
+    def __init__(self, ops, arr):
+        torch = ops.torch
+        self.ops, self.torch = ops, torch
+        self.kind, self.C = arr["kind"], int(arr.get("classes", 2))
+        self.X = ops.asarray(arr["X"])
+        self.mask = torch.as_tensor(np.asarray(arr["mask"], bool), device=ops.device)
+        counts = self.mask.sum(dim=1)
+        self.counts_max = int(counts.max())
+        self.counts = counts
+        self.row_w = self.mask.to(ops.dtype) / counts.to(ops.dtype)[:, None]
+        self.l2 = float(arr["l2"])
+        self.n_clients, _, self.f = self.X.shape
+        if self.kind == "logistic":
+            self.y = ops.asarray(arr["y"])
+            off = arr.get("offset")
+            self.offset = ops.asarray(off) if off is not None else torch.zeros_like(self.y)
+            self.dim = self.f
+        else:
+            y = torch.as_tensor(np.asarray(arr["y"]), dtype=torch.long, device=ops.device)
+            self.ylab = y
+            self.Y = torch.nn.functional.one_hot(y, self.C).to(ops.dtype) \
+                * self.mask.to(ops.dtype)[..., None]
+            self.dim = self.f * self.C
+
+    def _theta(self, W):
+        if W.dim() == 1:
+            W = W.unsqueeze(0).expand(self.n_clients, -1)
+        return W if self.kind == "logistic" else W.reshape(self.n_clients, self.f, self.C)
+
+    def losses(self, W):
+        torch = self.torch
+        T = self._theta(W)
+        if self.kind == "logistic":
+            Z = torch.matmul(self.X, T.unsqueeze(-1))[..., 0] + self.offset
+            ell = torch.logaddexp(torch.zeros_like(Z), Z) - self.y * Z
+        else:
+            Z = torch.matmul(self.X, T)
+            ell = torch.logsumexp(Z, dim=2) - (self.Y * Z).sum(dim=2)
+        Tf = T.reshape(self.n_clients, -1)
+        return (self.row_w * ell).sum(dim=1) + 0.5 * self.l2 * (Tf * Tf).sum(dim=1)
+
+    def _grad(self, T, X, R):
+        G = (X.transpose(1, 2) @ R.unsqueeze(-1))[..., 0] if self.kind == "logistic" \
+            else X.transpose(1, 2) @ R
+        return G.reshape(self.n_clients, -1) + self.l2 * T.reshape(self.n_clients, -1)
+
+    def grads(self, W):
+        torch = self.torch
+        T = self._theta(W)
+        if self.kind == "logistic":
+            Z = torch.matmul(self.X, T.unsqueeze(-1))[..., 0] + self.offset
+            R = (torch.sigmoid(Z) - self.y) * self.row_w
+        else:
+            Z = torch.matmul(self.X, T)
+            R = (torch.softmax(Z, dim=2) - self.Y) * self.row_w[..., None]
+        return self._grad(T, self.X, R)
+
+    def minibatch_grads(self, W, gen, batch_size):
+        if batch_size is None or batch_size >= self.counts_max:
+            return self.grads(W)
+        torch = self.torch
+        b = int(batch_size)
+        keys = self._keep(torch.rand(self._full_shape(self.mask.shape[1:]), generator=gen,
+                                     dtype=torch.float64, device=self.mask.device))
+        keys = keys.masked_fill(~self.mask, math.inf)
+        idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices  # real rows first
+        beff = torch.clamp(self.counts, max=b)
+        valid = torch.arange(b, device=idx.device)[None, :] < beff[:, None]
+        idx = torch.where(valid, idx, torch.zeros_like(idx))
+        wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
+        rows = torch.arange(self.n_clients, device=idx.device)[:, None]
+        Xb = self.X[rows, idx]
+        T = self._theta(W)
+        if self.kind == "logistic":
+            z = (Xb @ T.unsqueeze(-1))[..., 0] + self.offset[rows, idx]
+            R = (torch.sigmoid(z) - self.y[rows, idx]) * wb
+        else:
+            R = (torch.softmax(Xb @ T, dim=2) - self.Y[rows, idx]) * wb[..., None]
+        return self._grad(T, Xb, R)

@@ -1,0 +1,204 @@
+"""The round loop of :func:`toys.run`, written once for every backend and every algorithm.
+
+One round r (the algorithm's pieces do the algorithm-specific work; the loop never asks which
+algorithm it runs):
+
+1. participation mask chi_r from the process (numpy stream ``participation``);
+2. at x_r: losses and gradients (measurements; losses also when the weight rule needs them);
+3. ``weights.update`` -> the round's coefficients (fixed for the whole round);
+4. ``client.update`` -> the clients' end-of-round models W (an observer measures the virtual
+   / shadow average at every local step);
+5. ``server.update`` with Delta = W - x (zero rows for absent clients) -> x_{r+1};
+6. divergence check (:data:`DIVERGENCE`), callbacks, checkpoint.
+
+Every piece of state lives in :class:`State` (the pieces' states, the participation state, the
+random streams are in the context, the measurement buffers), so a run can be checkpointed after
+any round and resumed bit for bit (:mod:`toys.engine.checkpoint`). Measurements accumulate in
+backend buffers and are copied to numpy once at the end.
+
+Example
+-------
+>>> DIVERGENCE["norm"] >= 1e6
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._array import array_namespace, broadcast_rows, item, normalise, to_numpy
+from . import measure as m
+
+__all__ = ["DIVERGENCE", "State", "init_state", "one_round"]
+
+DIVERGENCE = {"norm": 1e8, "gap": 1e16}
+"""A run is marked diverged at round r when x_{r+1} is not finite, or ||x_{r+1}|| exceeds
+``norm`` x max(1, ||x_0||, ||x*||), or (when measured) the gap F(x_{r+1}) - F* exceeds
+``gap`` x max(1, F(x_0) - F*). The run stops there; ``Trace.diverged_at`` = r."""
+_NAN = math.nan
+
+
+@dataclass
+class State:
+    """The complete mutable state of a run after ``round`` rounds."""
+
+    round: int
+    x: object
+    client: object
+    weights: object
+    server: object
+    participation_state: object
+    prev_end: object = None
+    buffers: dict = field(default_factory=dict)
+    participation: np.ndarray | None = None
+    metrics: dict = field(default_factory=dict)
+    diverged_at: int | None = None
+    stopped_at: int | None = None
+
+
+def init_state(ctx) -> State:
+    """The state before round 0: every piece's ``init`` and NaN-filled buffers."""
+    ops, algo, N, R = ctx.ops, ctx.algo, ctx.n_clients, ctx.rounds
+    tau = ctx.local_steps
+    buf = {"S": ops.full((len(m.STATE), R + 1), _NAN), "RB": ops.full((len(m.ROUND), R), _NAN),
+           "ALPHA": ops.full((R, N), _NAN)}
+    if ctx.record == "step":
+        buf["BS"] = ops.full((7, R, tau), _NAN)
+    if callable(getattr(algo.weights, "omega", None)):
+        buf["OMEGA"] = ops.full((R, N), _NAN)
+    return State(round=0, x=ctx.x0, client=algo.client.init(ctx.x0, N),
+                 weights=algo.weights.init(N), server=algo.server.init(ctx.x0, N),
+                 participation_state=ctx.process.init(ctx.part_rng), buffers=buf,
+                 participation=np.zeros((R, N), dtype=bool))
+
+
+def _weights(ctx, st, r, L, mask):
+    """The round's coefficients from the weight rule (and its omega, when it has one)."""
+    rule = ctx.algo.weights
+    losses = L
+    if getattr(rule, "loss_point", "global") == "local_end" and st.prev_end is not None:
+        W_end, m_prev = st.prev_end
+        losses = array_namespace(L).where(m_prev, ctx.oracle.losses(W_end), L)
+    if "OMEGA" in st.buffers:
+        om = rule.omega(st.weights)
+        st.buffers["OMEGA"][r] = 1.0 if om is None else ctx.ops.asarray(om)
+    coef, st.weights = rule.update(st.weights, losses=losses, p=ctx.p, mask=mask, round=r)
+    st.buffers["ALPHA"][r] = coef
+    return coef
+
+
+def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G):
+    """The clients' round, with the per-step observer when measuring."""
+    measure, B, observer = ctx.record != "none", None, None
+    if measure and n_part:
+        B = ctx.ops.full((9, ctx.local_steps), _NAN)
+        observer = m.make_observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
+    W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
+                                          rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
+                                          observer=observer)
+    if B is not None:
+        tau, RB = ctx.local_steps, st.buffers["RB"]
+        B[m.LR] = ctx.ops.asarray(ctx.lrs[r * tau:(r + 1) * tau])
+        m.round_summaries(RB, B, r, tau)
+        if "BS" in st.buffers:
+            st.buffers["BS"][:, r, :] = B[:7]
+        if ctx.record == "step":
+            RB[m.RI["zeta_obs"], r] = m.zeta_obs(ctx, W, mask_np)
+    return W
+
+
+def one_round(ctx, st: State) -> None:
+    """Run round ``st.round`` and advance ``st`` (diverged_at is set when it diverged)."""
+    ops, orc, N = ctx.ops, ctx.oracle, ctx.n_clients
+    r, x, buf = st.round, st.x, st.buffers
+    st.participation_state, mask_np = ctx.process.step(st.participation_state, ctx.part_rng)
+    mask_np = np.asarray(mask_np, dtype=bool)
+    st.participation[r] = mask_np
+    mask = ops.asbool(mask_np)
+    n_part = int(mask_np.sum())
+    W0 = broadcast_rows(x, N)
+    L = G = None
+    if ctx.record != "none":
+        L, G = m.state_metrics(ctx, buf["S"], r, x, W0)
+    elif getattr(ctx.algo.weights, "needs_losses", True):
+        L = orc.losses(x)
+    coef = _weights(ctx, st, r, L, mask)
+    a_v = None
+    if ctx.record != "none":
+        xp = array_namespace(coef)
+        a_v = normalise(xp.where(mask, coef, 0.0))  # the virtual average's weights
+        buf["RB"][m.RI["n_participants"], r] = n_part
+        if n_part:
+            m.rho_sync(ctx, buf["RB"], r, a_v, L, buf["S"][0, r])
+    W = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G)
+    Delta = W - x if n_part == N else array_namespace(W).where(mask[:, None], W - x, 0.0)
+    x_new, st.server = ctx.algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
+                                              mask=mask, p=ctx.p, round=r)
+    if getattr(ctx.algo.weights, "loss_point", "global") == "local_end":
+        st.prev_end = (W, mask)
+    if _diverged(ctx, x_new):
+        st.diverged_at = r
+        return
+    st.x = x_new
+    st.round = r + 1
+
+
+def _diverged(ctx, x_new) -> bool:
+    nrm = math.sqrt(item(array_namespace(x_new).sum(x_new * x_new)))
+    return not math.isfinite(nrm) or nrm > DIVERGENCE["norm"] * ctx.norm_scale
+
+
+def finish(ctx, st: State, trace) -> None:
+    """Measure the last state (when the run ended normally) and copy everything to ``trace``."""
+    from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS
+
+    buf, tau = st.buffers, ctx.local_steps
+    end = st.round
+    if st.diverged_at is None and ctx.record != "none":
+        m.state_metrics(ctx, buf["S"], end, st.x, broadcast_rows(st.x, ctx.n_clients))
+    Sn, RBn = to_numpy(buf["S"]), to_numpy(buf["RB"])
+    for i, k in enumerate(STATE_FIELDS):
+        trace.state[k][:] = Sn[i]
+    for i, k in enumerate(ROUND_FIELDS):
+        trace.per_round[k][:] = RBn[i]
+    trace.per_round["lr"][:] = ctx.lrs[::tau] if ctx.record != "none" else _NAN
+    trace.alpha[:] = to_numpy(buf["ALPHA"])
+    trace.participation[:] = st.participation
+    if "OMEGA" in buf:
+        trace.omega = np.array(to_numpy(buf["OMEGA"]), dtype=float)
+    if "BS" in buf:
+        BSn = to_numpy(buf["BS"])
+        for i, k in enumerate(STEP_FIELDS):
+            trace.steps[k][:] = BSn[i]
+    for k, v in st.metrics.items():
+        trace.metrics[k] = np.array(v, dtype=float)
+    trace.final_model = np.array(to_numpy(st.x), dtype=float)
+    _mark_gap_divergence(st, trace)
+    trace.diverged_at = st.diverged_at
+    trace.info["stopped_at"] = st.stopped_at
+    last = st.diverged_at if st.diverged_at is not None else st.stopped_at
+    if last is not None:  # rounds that never ran
+        trace.participation[last + 1:] = False
+        if trace.steps is not None:
+            for v in trace.steps.values():
+                v[last + 1:] = _NAN
+        trace.per_round["lr"][last + 1:] = _NAN
+
+
+def _mark_gap_divergence(st, trace) -> None:
+    """The gap criterion of :data:`DIVERGENCE` (judged on the recorded gaps)."""
+    gap = trace.state["gap"]
+    if not np.isfinite(gap[0]):
+        return
+    over = np.flatnonzero(gap[1:] > DIVERGENCE["gap"] * max(1.0, gap[0]))
+    if over.size and (st.diverged_at is None or over[0] < st.diverged_at):
+        r = int(over[0])
+        st.diverged_at = r
+        trace.state["gap"][r + 1:] = _NAN
+        for k in trace.state:
+            trace.state[k][r + 1:] = _NAN
+        for k in trace.per_round:
+            trace.per_round[k][r + 1:] = _NAN

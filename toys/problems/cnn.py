@@ -1,0 +1,275 @@
+"""The CNN of seeds 000/001 as a federated problem, with per-client models batched by torch.func.
+
+BM's model (spec §6.1): conv3x3(1->32) + ReLU + maxpool2 -> conv3x3(32->64) + ReLU + maxpool2
+-> flatten -> linear -> softmax, cross-entropy. Adapted to the 8x8 scikit-learn digits (the
+offline stand-in for MNIST): both convolutions use padding 1 (without it an 8x8 image vanishes
+after the second pooling), so the flattened size is 64 * 2 * 2 = 256 and the head is
+``Linear(256, classes)`` (BM-A's code uses ``Linear(1600, 10)`` on 28x28 inputs; ``hidden=h``
+inserts the text's hidden fully-connected layer with ReLU). The model is non-convex: F_i*, F*,
+x* are unknown (None), so the engine records the raw loss and the loss-weighted rules use
+``loss_offset="zero"`` (or ``"running_min"``), as the papers' code does.
+
+Every client's parameters are one row of an (N, d) stack; losses and gradients of all clients
+are one ``torch.func.vmap`` over ``functional_call`` (and ``grad``). The numpy-side methods of
+the :class:`~toys.problems.base.FederatedProblem` interface run the same code on CPU float64.
+
+Example
+-------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> imgs = rng.normal(size=(3, 5, 8, 8)); labs = rng.integers(0, 10, size=(3, 5))
+>>> prob = CNNProblem(imgs, labs, np.ones((3, 5), bool), seed=0)
+>>> prob.dim, prob.x0.shape
+(21386, (21386,))
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from boundlab.errors import DomainError
+
+from .base import FederatedProblem
+
+__all__ = ["CNNProblem", "cnn_problem", "make_cnn"]
+
+
+def make_cnn(side: int = 8, classes: int = 10, hidden: int | None = None):
+    """The BM CNN for ``side`` x ``side`` one-channel images (padding 1, see module docstring).
+
+    >>> sum(p.numel() for p in make_cnn().parameters())
+    21386
+    """
+    from torch import nn
+
+    flat = 64 * (side // 4) ** 2
+    head = [nn.Linear(flat, classes)] if hidden is None else [
+        nn.Linear(flat, hidden), nn.ReLU(), nn.Linear(hidden, classes)]
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), *head)
+
+
+class _Core:
+    """Batched losses / gradients of the CNN on one torch device and dtype."""
+
+    def __init__(self, prob, ops):
+        import torch
+        from torch.func import functional_call, grad, vmap
+
+        self.ops, self.torch = ops, torch
+        self.n_clients, self.dim = prob.n_clients, prob.dim
+        self.module = make_cnn(prob.side, prob.classes, prob.hidden).to(
+            device=ops.device, dtype=ops.dtype)
+        self.names = [n for n, _ in self.module.named_parameters()]
+        self.shapes = [tuple(p.shape) for _, p in self.module.named_parameters()]
+        self.sizes = [math.prod(s) for s in self.shapes]
+        self.X = ops.asarray(prob.images[:, :, None, :, :])
+        self.y = torch.as_tensor(prob.labels, dtype=torch.long, device=ops.device)
+        self.mask = torch.as_tensor(prob.mask, device=ops.device)
+        self.counts = self.mask.sum(dim=1)
+        self.counts_max = int(self.counts.max())
+        self.row_w = self.mask.to(ops.dtype) / self.counts.to(ops.dtype)[:, None]
+        self.l2 = prob.l2
+
+        def loss_one(theta, X, y, w):
+            params = {n: t.reshape(s) for n, t, s in
+                      zip(self.names, torch.split(theta, self.sizes), self.shapes)}
+            logits = functional_call(self.module, params, (X,))
+            ell = torch.nn.functional.cross_entropy(logits, y, reduction="none")
+            return (w * ell).sum() + 0.5 * self.l2 * (theta * theta).sum()
+
+        self._losses = vmap(loss_one)
+        self._grads = vmap(grad(loss_one))
+
+    def _bc(self, W):
+        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
+
+    def losses(self, W):
+        with self.torch.no_grad():
+            return self._losses(self._bc(W), self.X, self.y, self.row_w)
+
+    def grads(self, W):
+        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
+
+    def grads_rows(self, W, keys, b):
+        """Gradients on the b rows of smallest key per client (``keys`` (N, n_max))."""
+        torch = self.torch
+        keys = keys.masked_fill(~self.mask, math.inf)
+        idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices
+        beff = torch.clamp(self.counts, max=b)
+        valid = torch.arange(b, device=idx.device)[None, :] < beff[:, None]
+        idx = torch.where(valid, idx, torch.zeros_like(idx))
+        wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
+        rows = torch.arange(self.n_clients, device=idx.device)[:, None]
+        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
+
+    def minibatch_grads(self, W, gen, batch_size):
+        if batch_size is None or batch_size >= self.counts_max:
+            return self.grads(W)
+        keys = self.torch.rand(self.mask.shape, generator=gen, dtype=self.torch.float64,
+                               device=self.mask.device)
+        return self.grads_rows(W, keys, int(batch_size))
+
+
+class CNNProblem(FederatedProblem):
+    """Federated image classification with the BM CNN (non-convex; no exact optima).
+
+    ``images`` (N, n_max, side, side), ``labels`` (N, n_max) ints in [0, classes), ``mask``
+    (N, n_max) bool; ``weights`` default n_i / n; ``seed`` draws the initial model ``x0`` (torch's
+    default layer initialisation from a seeded generator); ``l2`` adds l2/2 ||theta||^2.
+
+    >>> import numpy as np
+    >>> p = CNNProblem(np.zeros((2, 3, 8, 8)), np.zeros((2, 3), int), np.ones((2, 3), bool))
+    >>> p.x_star is None, p.kind
+    (True, 'cnn')
+    """
+
+    kind = "cnn"
+
+    def __init__(self, images, labels, mask, classes: int = 10, weights=None, seed: int = 0,
+                 hidden: int | None = None, l2: float = 0.0, name: str = "cnn"):
+        import torch
+
+        images = np.asarray(images, dtype=float)
+        mask = np.asarray(mask, dtype=bool)
+        if images.ndim != 4 or images.shape[2] != images.shape[3] or images.shape[2] % 4:
+            raise DomainError("images", images, "array (N, n_max, side, side), side a multiple "
+                                                "of 4")
+        N, n_max, side = images.shape[0], images.shape[1], images.shape[2]
+        labels = np.asarray(labels)
+        if mask.shape != (N, n_max) or labels.shape != (N, n_max):
+            raise DomainError("mask", mask, f"bool array of shape ({N}, {n_max}) (and labels)")
+        counts = mask.sum(axis=1)
+        if np.any(counts == 0):
+            raise DomainError("counts", counts, "at least one sample per client")
+        lab = labels[mask]
+        if lab.min() < 0 or lab.max() >= classes:
+            raise DomainError("labels", lab, f"integers in [0, {classes - 1}]")
+        self.images = np.where(mask[..., None, None], images, 0.0)
+        self.labels = np.where(mask, labels, 0).astype(int)
+        self.mask, self.side, self.classes, self.hidden = mask, side, int(classes), hidden
+        self.l2 = float(l2)
+        self.name, self.n_clients = name, N
+        self.counts = counts.astype(int)
+        self.p = self.counts / self.counts.sum() if weights is None else (
+            np.asarray(weights, float) / np.sum(weights))
+        self.noise_std = 0.0
+        self.x_star = self.F_star = self.x_star_i = self.F_star_i = None
+        gen_state = torch.random.get_rng_state()
+        try:
+            torch.manual_seed(int(seed))
+            net = make_cnn(side, self.classes, hidden).double()
+        finally:
+            torch.random.set_rng_state(gen_state)
+        self.x0 = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy().copy()
+        self.dim = int(self.x0.size)
+        self.test = None
+        self._cpu = None
+
+    @property
+    def Gamma(self) -> float:
+        """Unknown for the non-convex CNN (NaN)."""
+        return math.nan
+
+    def torch_oracle(self, ops):
+        """The batched oracle on ``ops``' device and dtype (used by backend='torch').
+
+        >>> import numpy as np
+        >>> from toys.engine.backends.torch import TorchOps
+        >>> p = CNNProblem(np.zeros((2, 1, 4, 4)), np.zeros((2, 1), int), np.ones((2, 1), bool))
+        >>> p.torch_oracle(TorchOps("cpu")).n_clients
+        2
+        """
+        return _Core(self, ops)
+
+    def _core(self):
+        if self._cpu is None:
+            from ..engine.backends.torch import TorchOps
+
+            self._cpu = _Core(self, TorchOps("cpu", "float64"))
+        return self._cpu
+
+    def _np(self, t):
+        return t.detach().cpu().numpy()
+
+    def losses(self, W):
+        c = self._core()
+        return self._np(c.losses(c.ops.asarray(W)))
+
+    def grads(self, W):
+        c = self._core()
+        return self._np(c.grads(c.ops.asarray(W)))
+
+    def hvps(self, W, V):
+        raise DomainError("method", "hvps", "not provided by the CNN problem")
+
+    def minibatch_grads(self, W, rng, batch_size):
+        c = self._core()
+        if batch_size is None or batch_size >= c.counts_max:
+            return self.grads(W)
+        keys = c.ops.asarray(rng.random(self.mask.shape), dtype=c.torch.float64)
+        return self._np(c.grads_rows(c.ops.asarray(W), keys, int(batch_size)))
+
+    def arrays(self):
+        return {"X": self.images.reshape(self.n_clients, self.images.shape[1], -1),
+                "y": self.labels, "mask": self.mask, "kind": "cnn", "classes": self.classes,
+                "p": self.p}
+
+    def accuracy(self, w, X, y) -> float:
+        """Accuracy of parameters ``w`` on images ``X`` (n, side, side) with labels ``y``.
+
+        >>> import numpy as np
+        >>> p = CNNProblem(np.zeros((1, 2, 8, 8)), np.zeros((1, 2), int), np.ones((1, 2), bool))
+        >>> 0.0 <= p.accuracy(p.x0, np.zeros((4, 8, 8)), np.zeros(4, int)) <= 1.0
+        True
+        """
+        import torch
+        from torch.func import functional_call
+
+        c = self._core()
+        theta = c.ops.asarray(w)
+        params = {n: t.reshape(s) for n, t, s in
+                  zip(c.names, torch.split(theta, c.sizes), c.shapes)}
+        with torch.no_grad():
+            logits = functional_call(c.module, params, (c.ops.asarray(np.asarray(X)[:, None]),))
+        return float((logits.argmax(1).numpy() == np.asarray(y)).mean())
+
+
+def cnn_problem(source, seed: int = 0, hidden: int | None = None, l2: float = 0.0,
+                name: str | None = None) -> CNNProblem:
+    """The CNN problem on the data of a logistic problem whose features are square images
+    (e.g. ``toys.from_dataset("digits", ...)``: 64 features = 8x8; a trailing intercept
+    column is dropped). Same clients, weights and test set.
+
+    >>> import numpy as np, toys
+    >>> rng = np.random.default_rng(0)
+    >>> src = toys.logistic([rng.normal(size=(6, 16)) for _ in range(2)],
+    ...                     [np.arange(6) % 3 for _ in range(2)], l2=0.1)   # 4x4 "images"
+    >>> prob = cnn_problem(src)
+    >>> prob.n_clients, prob.side, prob.classes
+    (2, 4, 3)
+    """
+    arr = source.arrays()
+    X = np.asarray(arr["X"], dtype=float)
+    N, n_max, f = X.shape
+    side = round(math.sqrt(f))
+    if side * side != f:
+        side = round(math.sqrt(f - 1))
+        if side * side != f - 1:
+            raise DomainError("source", getattr(source, "name", source),
+                              "a problem whose features are square images (side^2 columns, "
+                              "optionally plus an intercept)")
+        X = X[..., :-1]
+    classes = int(arr.get("classes", 2))
+    prob = CNNProblem(X.reshape(N, n_max, side, side), arr["y"], arr["mask"], classes=classes,
+                      weights=source.p, seed=seed, hidden=hidden, l2=l2,
+                      name=name or f"cnn-{getattr(source, 'name', 'data')}")
+    test = getattr(source, "test", None)
+    if test is not None:
+        Xt = np.asarray(test["X"], dtype=float)[:, :side * side]
+        prob.test = {"X": Xt.reshape(-1, side, side), "y": np.asarray(test["y"])}
+    return prob

@@ -1,0 +1,325 @@
+"""Real data as federated logistic problems: scikit-learn's bundled sets and local files.
+
+Nothing is downloaded. ``breast_cancer`` (569 x 30, binary) and ``digits`` (1797 x 64, 10
+classes) ship inside scikit-learn; MNIST-format IDX files (:func:`load_idx`) and LEAF JSON files
+(:func:`load_leaf`) are read from paths the user already has. :func:`from_dataset` standardises
+the features, splits the data across clients (:mod:`toys.problems.partitions`) and builds a
+:class:`~toys.problems.logistic.Logistic` problem.
+
+Example
+-------
+>>> import toys
+>>> prob = toys.from_dataset("breast_cancer", partition="iid", n_clients=5, seed=0)
+>>> prob.kind, prob.n_clients, prob.dim, int(prob.counts.sum())
+('logistic', 5, 30, 569)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import numpy as np
+
+from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
+
+from ..validation import as_rng, check_choice, check_float, check_int
+from .partitions import partition_dirichlet, partition_iid, partition_shards
+
+__all__ = [
+    "DATASETS",
+    "PARTITIONS",
+    "from_dataset",
+    "load_bundled",
+    "load_idx",
+    "load_leaf",
+    "standardize",
+]
+
+DATASETS = ("breast_cancer", "digits", "idx", "leaf")
+PARTITIONS = ("iid", "shards", "dirichlet", "natural")
+
+_IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+def load_bundled(name: str):
+    """``(X, y)`` of a data set shipped with scikit-learn: ``breast_cancer`` or ``digits``.
+
+    >>> X, y = load_bundled("digits")
+    >>> X.shape, sorted(set(y.tolist()))[:3]
+    ((1797, 64), [0, 1, 2])
+    """
+    name = name.replace("-", "_")
+    check_choice("bundled data set", name, ["breast_cancer", "digits"])
+    try:
+        from sklearn import datasets as skd
+    except ImportError as exc:  # pragma: no cover - scikit-learn is a dev dependency
+        raise DomainError("name", name, "a data set whose loader is installed",
+                          "pip install scikit-learn") from exc
+    loader = skd.load_breast_cancer if name == "breast_cancer" else skd.load_digits
+    X, y = loader(return_X_y=True)
+    return np.asarray(X, dtype=float), np.asarray(y, dtype=int)
+
+
+def standardize(X: np.ndarray, mean=None, std=None):
+    """Column-wise z-scores; constant columns become 0. Returns ``(Z, mean, std)``.
+
+    >>> Z, m, s = standardize(np.array([[1.0, 5.0], [3.0, 5.0]]))
+    >>> Z.tolist()
+    [[-1.0, 0.0], [1.0, 0.0]]
+    """
+    X = np.asarray(X, dtype=float)
+    mean = X.mean(axis=0) if mean is None else mean
+    std = X.std(axis=0) if std is None else std
+    return (X - mean) / np.where(std > 0, std, 1.0), mean, std
+
+
+def load_idx(path, name: str = "path") -> np.ndarray:
+    """Read an IDX file (the MNIST "ubyte" format), gzip-compressed or not.
+
+    Header: two zero bytes, a type code (0x08 ubyte, 0x09 byte, 0x0B short, 0x0C int,
+    0x0D float, 0x0E double), the number of dimensions, then each size as a big-endian uint32.
+
+    >>> import os, tempfile, numpy as np
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.idx")
+    >>> _ = open(p, "wb").write(bytes([0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3]) + bytes(range(6)))
+    >>> load_idx(p).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    raw = _read_bytes(path, name)
+    what = "an IDX file (magic 0x0000 + type code + ndim, big-endian uint32 sizes, data)"
+    if raw[:2] == b"\x1f\x8b":
+        import zlib
+
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise DomainError(name, str(path), what + ", optionally gzip-compressed",
+                              f"corrupt or truncated gzip data: {exc}") from None
+    if len(raw) < 4:
+        raise DomainError(name, str(path), what, f"only {len(raw)} bytes (empty or truncated)")
+    if raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES or raw[3] < 1:
+        raise DomainError(name, str(path), what, "bad magic number")
+    ndim = raw[3]
+    head = 4 + 4 * ndim
+    if len(raw) < head:
+        raise DomainError(name, str(path), what, "truncated header")
+    dims = tuple(int(v) for v in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    dt = np.dtype(_IDX_TYPES[raw[2]])
+    count = int(np.prod(dims))
+    if len(raw) != head + count * dt.itemsize:
+        raise DomainError(name, str(path), what, f"expected {count} values of {dt.itemsize} "
+                                                   f"bytes after the header, found "
+                                                   f"{len(raw) - head} bytes")
+    data = np.frombuffer(raw, dtype=dt, count=count, offset=head)
+    return data.astype(dt.newbyteorder("=")).reshape(dims)
+
+
+def load_leaf(path):
+    """Read LEAF JSON (FEMNIST style) from a file or a directory of ``*.json`` files.
+
+    Returns ``(users, Xs, ys)``: user ids, and per user an (n_u, f) feature array (rows are
+    flattened) and an (n_u,) label array. Format: ``{"users": [...], "num_samples": [...],
+    "user_data": {user: {"x": [...], "y": [...]}}}``.
+
+    >>> import json, os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "train.json")
+    >>> doc = {"users": ["a"], "num_samples": [2],
+    ...        "user_data": {"a": {"x": [[0, 1], [1, 0]], "y": [0, 1]}}}
+    >>> _ = open(p, "w").write(json.dumps(doc))
+    >>> users, Xs, ys = load_leaf(p)
+    >>> users, Xs[0].shape, ys[0].tolist()
+    (['a'], (2, 2), [0, 1])
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".json"))
+        if not files:
+            raise DomainError("path", path, "a LEAF .json file or a directory containing some")
+    elif os.path.isfile(path):
+        files = [path]
+    else:
+        raise DomainError("path", path, "an existing LEAF .json file or directory")
+    users, Xs, ys = [], [], []
+    for f in files:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError, RecursionError) as exc:
+            raise DomainError("path", f, "a readable JSON file", str(exc)) from None
+        for u, x, y in _leaf_users(f, doc):
+            users.append(u)
+            Xs.append(x)
+            ys.append(y)
+    return users, Xs, ys
+
+
+def _leaf_users(f: str, doc):
+    """Validate one LEAF document; yields (user, x (n, f), y (n,)). Errors name the file."""
+    what = ("LEAF JSON: {'users': [ids], 'num_samples': [ints], 'user_data': {id: {'x': "
+            "[[numbers]], 'y': [labels]}}}")
+
+    def bad(why):
+        return DomainError("path", f, what, why)
+    if not isinstance(doc, dict) or "users" not in doc or "user_data" not in doc:
+        raise bad("keys 'users' and 'user_data' are required")
+    users, data, counts = doc["users"], doc["user_data"], doc.get("num_samples")
+    if not isinstance(users, list) or not all(isinstance(u, (str, int)) for u in users):
+        raise bad("'users' must be a list of user ids (strings)")
+    if not isinstance(data, dict):
+        raise bad("'user_data' must be an object keyed by user id")
+    if counts is not None and (not isinstance(counts, list) or len(counts) != len(users) or not
+                               all(isinstance(c, int) and not isinstance(c, bool)
+                                   for c in counts)):
+        raise bad(f"'num_samples' must be a list of {len(users)} integers (one per user)")
+    for j, u in enumerate(users):
+        rec = data.get(str(u), data.get(u)) if isinstance(u, int) else data.get(u)
+        if not isinstance(rec, dict) or "x" not in rec or "y" not in rec:
+            raise bad(f"user {u!r} needs an object with 'x' and 'y'")
+        if not isinstance(rec["x"], list) or not isinstance(rec["y"], list):
+            raise bad(f"'x' and 'y' of user {u!r} must be lists")
+        try:
+            x = np.asarray(rec["x"], dtype=float)
+        except (TypeError, ValueError):
+            raise bad(f"features 'x' of user {u!r} are not a rectangular array of numbers"
+                      ) from None
+        try:
+            y = np.asarray(rec["y"])
+        except (TypeError, ValueError):
+            raise bad(f"labels 'y' of user {u!r} are ragged") from None
+        if y.ndim != 1 or y.dtype.kind not in "iufU":
+            raise bad(f"labels 'y' of user {u!r} must be a flat list of class labels")
+        if x.size and x.shape[0] != len(y):
+            raise bad(f"consistent sizes for user {u!r}: {x.shape[0]} samples in 'x', "
+                      f"{len(y)} in 'y'")
+        x = x.reshape(len(y), -1) if x.size else np.zeros((0, 0))
+        if not np.all(np.isfinite(x)):
+            raise bad(f"features 'x' of user {u!r} contain nan or inf")
+        if counts is not None and counts[j] != len(y):
+            raise bad(f"consistent sizes for user {u!r}: num_samples[{j}] = {counts[j]}, "
+                      f"{len(y)} samples")
+        yield u, x, y
+
+
+def from_dataset(name: str, partition: str | None = None, n_clients: int | None = None,
+                 seed: int = 0, *, alpha: float = 0.5, shards_per_client: int = 2,
+                 size_sigma: float = 0.0, l2: float = 1e-2, fit_intercept: bool = False,
+                 standardize_features: bool = True, test_fraction: float = 0.0,
+                 max_samples: int | None = None, multiclass: bool | None = None,
+                 weights=None, images=None, labels=None, path=None):
+    """A federated logistic problem from real data.
+
+    ``name``: ``breast_cancer`` (binary), ``digits`` (10 classes), ``idx`` (``images=`` and
+    ``labels=`` IDX paths, pixels scaled to [0, 1]) or ``leaf`` (``path=`` a LEAF JSON file or
+    directory). ``partition``: ``iid`` (with log-normal sizes when ``size_sigma`` > 0),
+    ``shards`` (``shards_per_client``), ``dirichlet`` (concentration ``alpha``; sizes follow
+    from the draw, so ``size_sigma`` must be 0) or, for LEAF, ``natural`` (one client per user,
+    the first ``n_clients`` users, all by default; the default there). ``n_clients`` defaults
+    to 10 for the other partitions. ``max_samples`` subsamples the pool first;
+    ``test_fraction`` holds out a random pooled test set (``prob.test``). Features are
+    standardised with training statistics. Labels are mapped to 0..C-1 (``prob.label_values``
+    keeps the originals); two classes give binary, more give softmax regression.
+
+    >>> import toys
+    >>> prob = toys.from_dataset("breast_cancer", partition="shards", n_clients=4, seed=0)
+    >>> prob.kind, prob.dim, max(len(set(prob.y[i][prob.mask[i]])) for i in range(4)) <= 2
+    ('logistic', 30, True)
+    """
+    key = name.replace("-", "_")
+    if key not in DATASETS:
+        raise UnknownNameError("data set", name, DATASETS)
+    rng = as_rng(seed)
+    partition = partition or ("natural" if key == "leaf" else "iid")
+    check_choice("partition", partition, PARTITIONS)
+    size_sigma = check_float("size_sigma", size_sigma, lo=0.0)
+    test_fraction = check_float("test_fraction", test_fraction, lo=0.0, hi=1.0, hi_open=True)
+    X, y, users, owner = _load_pool(key, images, labels, path)
+    if partition == "natural" and users is None:
+        raise DomainError("partition", partition, "iid, shards or dirichlet for this data set")
+    label_values, y = np.unique(y, return_inverse=True)
+    y = y.reshape(-1)
+    n = len(y)
+    keep = np.arange(n)
+    if max_samples is not None and check_int("max_samples", max_samples, lo=1) < n:
+        keep = np.sort(rng.choice(n, size=max_samples, replace=False))
+    test_idx = np.array([], dtype=int)
+    if test_fraction > 0:
+        perm = rng.permutation(keep)
+        n_test = round(test_fraction * len(keep))
+        test_idx, keep = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    if partition == "natural":
+        N = len(users) if n_clients is None else check_int("n_clients", n_clients, lo=1,
+                                                           hi=len(users))
+        parts = [keep[owner[keep] == u] for u in range(N)]
+        if min(len(ix) for ix in parts) == 0:
+            raise DomainError("n_clients", N, "a number of users that all keep >= 1 sample")
+        used = np.concatenate(parts)
+    else:
+        N = check_int("n_clients", 10 if n_clients is None else n_clients, lo=1)
+        if partition == "iid":
+            local = partition_iid(len(keep), N, rng, size_sigma)
+        elif size_sigma > 0:
+            raise DomainError("size_sigma", size_sigma, f"0 for partition={partition!r} (client "
+                                                        "sizes follow from the partition)")
+        elif partition == "shards":
+            local = partition_shards(y[keep], N, rng, shards_per_client)
+        else:
+            local = partition_dirichlet(y[keep], N, alpha, rng)
+        parts = [keep[ix] for ix in local]
+        used = keep
+    Z, mean, std = (standardize(X[used]) if standardize_features else (X[used], 0.0, 1.0))
+    Xz = np.zeros_like(X)
+    Xz[used] = Z
+    from .logistic import logistic
+
+    prob = logistic([Xz[ix] for ix in parts], [y[ix] for ix in parts], l2=l2, weights=weights,
+                    fit_intercept=fit_intercept, multiclass=multiclass,
+                    classes=len(label_values) if (multiclass or len(label_values) > 2) else None,
+                    name=name)
+    prob.label_values = label_values
+    if test_idx.size:
+        Xt = (X[test_idx] - mean) / np.where(np.asarray(std) > 0, std, 1.0)
+        if fit_intercept:
+            Xt = np.hstack([Xt, np.ones((len(Xt), 1))])
+        prob.test = {"X": Xt, "y": y[test_idx]}
+    prob.options = {"name": name, "partition": partition, "n_clients": N, "seed": seed,
+                    "alpha": alpha, "shards_per_client": shards_per_client,
+                    "size_sigma": size_sigma, "l2": l2, "fit_intercept": fit_intercept,
+                    "test_fraction": test_fraction, "max_samples": max_samples}
+    return prob
+
+
+def _load_pool(key, images, labels, path):
+    """(X, y, users, owner) of a data set: the pooled rows and, for LEAF, the user of each."""
+    if key in ("breast_cancer", "digits"):
+        X, y = load_bundled(key)
+        return X, y, None, None
+    if key == "idx":
+        if images is None or labels is None:
+            raise MissingParameterError("from_dataset('idx')",
+                                        [k for k, v in (("images", images), ("labels", labels))
+                                         if v is None])
+        X = load_idx(images, "images").astype(float)
+        y = load_idx(labels, "labels").reshape(-1)
+        if not np.all(np.isfinite(X)):
+            raise DomainError("images", str(images), "an IDX file of finite values")
+        X = X.reshape(X.shape[0], -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
+        if len(X) != len(y):
+            raise DomainError("labels", str(labels), f"{len(X)} labels (one per image)")
+        return X, y, None, None
+    if path is None:
+        raise MissingParameterError("from_dataset('leaf')", ["path"])
+    users, Xs_u, ys_u = load_leaf(path)
+    owner = np.repeat(np.arange(len(users)), [len(v) for v in ys_u])
+    return np.concatenate(Xs_u), np.concatenate(ys_u), users, owner
+
+
+def _read_bytes(path, name: str = "path") -> bytes:
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            return fh.read()
+    except TypeError:
+        raise DomainError(name, path, "a path to a readable file") from None
+    except OSError as exc:
+        raise DomainError(name, str(path), "a readable file", exc.strerror or "") from None

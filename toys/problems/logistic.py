@@ -1,0 +1,524 @@
+"""L2-regularised logistic regression (binary and multinomial) as a federated problem.
+
+Client data are padded to a common length and stored as ``X`` (N, n_max, f), ``y`` (N, n_max)
+and ``mask`` (N, n_max); every operation is a batched matrix product over the client axis.
+Client i's objective is the mean loss over its own rows plus ``l2/2 ||theta||^2``:
+
+* binary: mean BCE-with-logits of z = x^T theta + offset, labels in {0, 1}, d = f;
+* multinomial: mean softmax cross-entropy of z = Theta^T x, Theta = theta.reshape(f, C), d = f*C.
+
+The optional ``offset`` (binary only) is a fixed per-row addition to the logit (a GLM offset):
+the seed-004 toy uses it to freeze the slope w and train only the bias. Exact optima come from a
+batched damped Newton method, solved lazily on first access (running needs none); with
+``l2 = 0`` a client whose data are (quasi-)separable or whose design matrix is rank deficient
+has no unique finite minimiser, which is detected (a linear program): its optima raise
+:class:`~toys.problems.base.OptimumUnavailable` with the reason (``toys.constants`` then reports
+Gamma as unavailable), while the problem can still be run.
+
+Example
+-------
+>>> import numpy as np, toys
+>>> rng = np.random.default_rng(0)
+>>> Xs = [rng.normal(size=(20, 3)) for _ in range(4)]
+>>> ys = [(x[:, 0] + rng.normal(size=20) > 0).astype(float) for x in Xs]
+>>> prob = toys.logistic(Xs, ys, l2=0.1)
+>>> prob.kind, prob.dim, bool(np.linalg.norm(prob.grad_F(prob.x_star)) <= 1e-10)
+('logistic', 3, True)
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from boundlab.errors import DomainError
+
+from ..validation import check_float, check_int, check_weights
+from ._logistic_eval import PooledEvaluation
+from ._logistic_math import (
+    binary_grads,
+    binary_hessians,
+    binary_local_gd,
+    multinomial_hessians,
+    residual_offset,
+    separable_clients,
+    sigmoid,
+    softmax,
+    softplus,
+)
+from ._newton import newton
+from .base import FederatedProblem, OptimumUnavailable
+
+__all__ = ["Logistic", "logistic"]
+
+_HESSIAN_CHUNK = 2e6  # Hessian entries per block of clients in the exact-optimum solves
+
+
+class Logistic(PooledEvaluation, FederatedProblem):
+    """Binary (``classes=None``) or multinomial (``classes=C``) L2-regularised logistic regression.
+
+    Arrays: ``X`` (N, n_max, f) float, ``y`` (N, n_max) (0/1 floats, or int class labels),
+    ``mask`` (N, n_max) bool (True on real rows; padded rows must be zero in ``X``), optional
+    ``offset`` (N, n_max) (binary only). ``weights`` default to the sample fractions n_i / n.
+    Attributes ``x0`` (zeros) and ``test`` (None, or a dict with pooled ``X``, ``y``, ``offset``).
+
+    >>> import numpy as np
+    >>> X = np.ones((2, 3, 1)); y = np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    >>> prob = Logistic(X, y, np.array([[True, True, True], [True, True, False]]), l2=0.0)
+    >>> prob.counts.tolist(), np.round(prob.x_star_i[:, 0], 10).tolist()   # logits log(2/1), 0
+    ([3, 2], [0.6931471806, 0.0])
+    """
+
+    def __init__(self, X, y, mask, l2: float = 0.0, weights=None, offset=None, classes=None,
+                 name: str = "logistic"):
+        X = np.asarray(X, dtype=float)
+        mask = np.asarray(mask, dtype=bool)
+        if X.ndim != 3:
+            raise DomainError("X", X, "array of shape (N, n_max, f)")
+        N, n_max, f = X.shape
+        if mask.shape != (N, n_max):
+            raise DomainError("mask", mask, f"bool array of shape ({N}, {n_max})")
+        if not np.all(np.isfinite(X)):
+            raise DomainError("X", X, "finite feature values")
+        self.l2 = check_float("l2", l2, lo=0.0)
+        counts = mask.sum(axis=1)
+        if np.any(counts == 0):
+            raise DomainError("counts", counts, "at least one sample per client")
+        self.X = np.where(mask[..., None], X, 0.0)
+        self.mask = mask
+        self.counts = counts.astype(int)
+        self.row_w = mask / counts[:, None]
+        self.n_clients, self.n_features, self.name = N, f, name
+        self.p = self.counts / self.counts.sum() if weights is None else _client_weights(
+            weights, N)
+        self.noise_std = 0.0
+        if classes is None:
+            yv = np.asarray(y, dtype=float)
+            if yv.shape != (N, n_max) or not np.all(np.isin(yv[mask], (0.0, 1.0))):
+                raise DomainError("y", y, "labels in {0, 1} of shape (N, n_max) for binary "
+                                          "logistic regression (use multiclass=True for softmax)")
+            self.y = np.where(mask, yv, 0.0)
+            self.kind, self.classes, self.dim = "logistic", 2, f
+            off = np.zeros((N, n_max)) if offset is None else np.asarray(offset, dtype=float)
+            if off.shape != (N, n_max) or not np.all(np.isfinite(off)):
+                raise DomainError("offset", offset, f"finite array of shape ({N}, {n_max})")
+            self.offset = np.where(mask, off, 0.0)
+            self._off = self.offset if np.any(self.offset) else None  # None: skip "+ 0"
+            self._c = residual_offset(self.X, self.y, self.row_w)  # X^T (y row_w)
+        else:
+            C = check_int("classes", classes, lo=2)
+            yi = np.asarray(y)
+            if yi.shape != (N, n_max):
+                raise DomainError("y", y, f"class labels of shape ({N}, {n_max})")
+            lab = yi[mask]
+            if lab.size and (not np.all(lab == np.round(lab)) or lab.min() < 0 or lab.max() >= C):
+                raise DomainError("y", lab, f"integer class labels in [0, {C - 1}]")
+            if offset is not None:
+                raise DomainError("offset", offset, "None for multinomial problems")
+            self.y = np.where(mask, yi, 0).astype(int)
+            self.Y = (self.y[..., None] == np.arange(C)) & mask[..., None]
+            self.kind, self.classes, self.dim = "multinomial", C, f * C
+            self.offset = None
+            if self.l2 == 0.0:
+                raise DomainError("l2", 0.0, "positive real (0, inf) for multinomial problems",
+                                  "the softmax parameterisation has a flat direction")
+        self.x0 = np.zeros(self.dim)
+        self.test = None
+        self._optima: dict = {}
+
+    _client_arrays = ("X", "mask", "counts", "row_w", "y", "offset", "_off", "_c", "Y")
+
+    # ----------------------------------------------------------------- internals
+    def _theta(self, W):
+        W = self._broadcast(W)
+        return W if self.kind == "logistic" else W.reshape(
+            self.n_clients, self.n_features, self.classes)
+
+    def _logits(self, T):
+        if self.kind == "logistic":
+            Z = np.matmul(self.X, T[..., None])[..., 0]
+            return Z if self._off is None else Z + self._off
+        return np.matmul(self.X, T)
+
+    def _flat(self, G):
+        return G.reshape(self.n_clients, self.dim)
+
+    # ----------------------------------------------------------------- batched pieces
+    def losses(self, W):
+        T = self._theta(W)
+        Z = self._logits(T)
+        if self.kind == "logistic":
+            ell = softplus(Z) - self.y * Z
+        else:
+            zmax = Z.max(axis=2, keepdims=True)
+            lse = zmax[..., 0] + np.log(np.exp(Z - zmax).sum(axis=2))
+            ell = lse - np.einsum("nkc,nkc->nk", self.Y, Z)
+        reg = 0.5 * self.l2 * np.einsum("ni,ni->n", *(2 * [self._flat(T)]))
+        return np.einsum("nk,nk->n", self.row_w, ell) + reg
+
+    def grads(self, W):
+        T = self._theta(W)
+        if self.kind == "logistic":
+            return binary_grads(self.X, self._c, self.row_w, self._off, self.l2, T)
+        R = (softmax(self._logits(T)) - self.Y) * self.row_w[..., None]
+        return self._flat(np.matmul(self.X.transpose(0, 2, 1), R)) + self.l2 * self._flat(T)
+
+    def hvps(self, W, V):
+        T = self._theta(W)
+        Vt = self._theta(V)
+        Z = self._logits(T)
+        Xt = self.X.transpose(0, 2, 1)
+        if self.kind == "logistic":
+            s = sigmoid(Z)
+            u = np.matmul(self.X, Vt[..., None])[..., 0] * s * (1.0 - s) * self.row_w
+            out = np.matmul(Xt, u[..., None])[..., 0]
+        else:
+            P = softmax(Z)
+            U = np.matmul(self.X, Vt)
+            PU = P * U
+            S = (PU - P * PU.sum(axis=2, keepdims=True)) * self.row_w[..., None]
+            out = np.matmul(Xt, S)
+        return self._flat(out) + self.l2 * self._flat(Vt)
+
+    def hessians(self, W) -> np.ndarray:
+        """Per-client Hessians (N, d, d) at ``W`` (explicit; memory N d^2).
+
+        >>> import numpy as np, toys
+        >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
+        >>> H = prob.hessians(prob.x_star)
+        >>> bool(np.allclose(H @ np.ones(2), prob.hvps(prob.x_star, np.ones(2))))
+        True
+        """
+        T = self._theta(W)
+        Z = self._logits(T)
+        if self.kind == "logistic":
+            s = sigmoid(Z)
+            H = binary_hessians(self.X, s * (1.0 - s) * self.row_w)
+        else:
+            H = multinomial_hessians(self.X, softmax(Z), self.row_w)
+        return H + self.l2 * np.eye(self.dim)
+
+    def local_gd(self, W, x, lrs, prox=0.0, G0=None, Ws=None, Gs=None):
+        """Full-batch local GD of every client in place on ``W`` (N, d): cache-blocked
+        :func:`toys.problems._logistic_math.binary_local_gd`, the bits of steps with :meth:`grads`.
+        Returns ``W``, or None for a multinomial problem (no fused kernel).
+
+        >>> import numpy as np, toys
+        >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
+        >>> W = prob.local_gd(np.zeros((3, 2)), np.zeros(2), [0.1])
+        >>> bool(np.array_equal(W, -0.1 * prob.grads(np.zeros(2))))
+        True
+        """
+        if self.kind != "logistic":
+            return None
+        sel = self.__dict__.get("_sel")
+        P = self if sel is None else self.__dict__["_parent"]
+        return binary_local_gd(P.X, P._c, P.row_w, P._off, self.l2, W, x, lrs, prox, G0, Ws,
+                               Gs, clients=sel)
+
+    def subset(self, clients):
+        """The clients ``clients`` only (see :meth:`FederatedProblem.subset`). Nothing is
+        copied up front: the fused local GD reads the selected rows of the full data block by
+        block, and the other pieces slice the arrays they use on first use."""
+        clients = np.asarray(clients)
+        d = self.__dict__
+        parent = d.get("_parent", self)
+        sel = clients if d.get("_sel") is None else d["_sel"][clients]
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            sub.__dict__.pop(name, None)
+        sub._parent, sub._sel, sub.n_clients = parent, sel, len(sel)
+        sub._draw = (parent.n_clients, sel, int(parent.counts.max()))
+        return sub
+
+    def __getattr__(self, name):
+        # per-client arrays of a subset oracle, sliced from the full problem on first use
+        d = self.__dict__
+        if name in type(self)._client_arrays and d.get("_sel") is not None:
+            v = getattr(d["_parent"], name)
+            v = None if v is None else v[d["_sel"]]
+            d[name] = v
+            return v
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def minibatch_grads(self, W, rng, batch_size):
+        if batch_size is None:
+            return self.grads(W)
+        b = check_int("batch_size", batch_size, lo=1)
+        if b >= (self.counts.max() if self._draw is None else self._draw[2]):
+            return self.grads(W)
+        shape, draw_rows = self._draw_shape(self.mask.shape[1:])
+        keys = rng.random(shape) if draw_rows is None else rng.random(shape)[draw_rows]
+        keys[~self.mask] = np.inf
+        idx = np.argpartition(keys, b - 1, axis=1)[:, :b]  # the b smallest keys, unordered
+        rows = np.arange(self.n_clients)[:, None]
+        valid = np.isfinite(keys[rows, idx])  # padding has key inf: only clients with n_i < b
+        beff = np.minimum(b, self.counts)
+        idx = np.where(valid, idx, 0)
+        Xb = self.X[rows, idx]
+        wb = valid / beff[:, None]
+        T = self._theta(W)
+        Xt = Xb.transpose(0, 2, 1)
+        if self.kind == "logistic":
+            z = np.matmul(Xb, T[..., None])[..., 0] + self.offset[rows, idx]
+            r = (sigmoid(z) - self.y[rows, idx]) * wb
+            G = np.matmul(Xt, r[..., None])[..., 0]
+        else:
+            R = (softmax(np.matmul(Xb, T)) - self.Y[rows, idx]) * wb[..., None]
+            G = np.matmul(Xt, R)
+        return self._flat(G) + self.l2 * self._flat(T)
+
+    def sample_grad_variance(self, W) -> np.ndarray:
+        """Per client (1/n_i) sum_j ||grad f_j(w_i) - grad F_i(w_i)||^2 (population variance).
+
+        >>> import toys
+        >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
+        >>> prob.sample_grad_variance([0.0, 0.0]).shape
+        (3,)
+        """
+        T = self._theta(W)
+        Z = self._logits(T)
+        Xt = self.X.transpose(0, 2, 1)
+        sq = np.einsum("nkf,nkf->nk", self.X, self.X)
+        if self.kind == "logistic":
+            r = (sigmoid(Z) - self.y) * self.mask
+            mean = np.matmul(Xt, (r * self.row_w)[..., None])[..., 0]
+            r2 = r * r
+        else:
+            R = (softmax(Z) - self.Y) * self.mask[..., None]
+            mean = np.matmul(Xt, R * self.row_w[..., None]).reshape(self.n_clients, -1)
+            r2 = np.einsum("nkc,nkc->nk", R, R)
+        second = np.einsum("nk,nk->n", self.row_w, sq * r2)
+        return np.maximum(second - np.einsum("ni,ni->n", mean, mean), 0.0)
+
+    def minibatch_variance(self, W, batch_size) -> np.ndarray:
+        """Exact E||g_i - grad F_i||^2 of a size-b minibatch drawn without replacement (spec A3):
+        (n_i - b)/(b (n_i - 1)) * population variance, b = min(batch_size, n_i); 0 if full.
+
+        >>> import toys
+        >>> prob = toys.make("logistic-synthetic", n_clients=3)
+        >>> w = prob.x0
+        >>> [float(prob.minibatch_variance(w, b).max()) for b in (None, 10**6)]
+        [0.0, 0.0]
+        """
+        if batch_size is None:
+            return np.zeros(self.n_clients)
+        b = np.minimum(check_int("batch_size", batch_size, lo=1), self.counts).astype(float)
+        n = self.counts.astype(float)
+        factor = np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
+        return factor * self.sample_grad_variance(W)
+
+    def arrays(self):
+        out = {"X": self.X, "y": self.y, "mask": self.mask, "l2": self.l2, "p": self.p,
+               "kind": self.kind, "classes": self.classes}
+        if self.offset is not None:
+            out["offset"] = self.offset
+        return out
+
+    def Fs(self, Ws):
+        """F at many points at once (chunked over points): (R, d) -> (R,).
+
+        >>> import toys
+        >>> prob = toys.seed004_toy(seed=0)
+        >>> bool(abs(prob.Fs([prob.x_star, prob.x0])[0] - prob.F_star) < 1e-12)
+        True
+        """
+        Ws = np.atleast_2d(np.asarray(Ws, dtype=float))
+        R = Ws.shape[0]
+        chunk = max(1, int(4e6 // max(1, self.X.size // self.n_features * self.classes)))
+        out = np.empty(R)
+        for s in range(0, R, chunk):
+            blk = Ws[s:s + chunk]
+            if self.kind == "logistic":
+                Z = np.einsum("nkf,rf->rnk", self.X, blk) + self.offset
+                ell = softplus(Z) - self.y * Z
+            else:
+                Th = blk.reshape(-1, self.n_features, self.classes)
+                Z = np.einsum("nkf,rfc->rnkc", self.X, Th)
+                zmax = Z.max(axis=3, keepdims=True)
+                lse = zmax[..., 0] + np.log(np.exp(Z - zmax).sum(axis=3))
+                ell = lse - np.einsum("nkc,rnkc->rnk", self.Y, Z)
+            vals = np.einsum("nk,rnk->rn", self.row_w, ell)
+            out[s:s + chunk] = vals @ self.p + 0.5 * self.l2 * np.einsum("ri,ri->r", blk, blk)
+        return out
+
+    # ----------------------------------------------------------------- exact optima
+    # Solved lazily on first access (running needs none). With l2 = 0 a separable or
+    # rank-deficient client has no finite minimiser: its optima raise OptimumUnavailable.
+    x_star = property(lambda self: self._optimum("x_star"), doc="argmin F (solved lazily)")
+    F_star = property(lambda self: self._optimum("F_star"), doc="min F (solved lazily)")
+    x_star_i = property(lambda self: self._optimum("x_star_i"), doc="argmin F_i (lazily)")
+    F_star_i = property(lambda self: self._optimum("F_star_i"), doc="min F_i (lazily)")
+
+    def _optimum(self, name):
+        if name not in self._optima:
+            try:
+                self._solve_clients() if name.endswith("_i") else self._solve_global()
+            except OptimumUnavailable as exc:
+                for k in (("x_star_i", "F_star_i") if name.endswith("_i")
+                          else ("x_star", "F_star")):
+                    self._optima[k] = exc
+        value = self._optima[name]
+        if isinstance(value, OptimumUnavailable):
+            raise OptimumUnavailable(name, value.reason)
+        return value
+
+    def _chunks(self):
+        """Client index blocks whose explicit Hessians take at most ``_HESSIAN_CHUNK`` entries
+        (memory bounded, cost linear in N: no switch of method at a size threshold)."""
+        N, d = self.n_clients, self.dim
+        step = max(1, int(_HESSIAN_CHUNK // (d * d)))
+        for lo in range(0, N, step):
+            idx = np.arange(lo, min(N, lo + step))
+            yield idx, (self if len(idx) == N else self.subset(idx))
+
+    def _solve_clients(self):
+        if self.l2 == 0.0:
+            self._check_finite_optimum(self.X, self.y, self.mask, "client")
+        x = np.empty((self.n_clients, self.dim))
+        with threadpool_limits(1, user_api="blas"):  # small batched products: 1 thread wins
+            for idx, sub in self._chunks():
+                x[idx] = newton(sub.losses, sub.grads, np.zeros((len(idx), self.dim)),
+                                hess=sub.hessians)
+        self._optima.update(x_star_i=x, F_star_i=self.losses(x))
+
+    def _hessian_F(self, w):
+        """grad^2 F(w) = sum_i p_i grad^2 F_i(w), accumulated over client blocks (binary: one
+        pooled product X^T diag(p_i row_w s (1 - s)) X per block of rows, BLAS-friendly)."""
+        H = np.zeros((self.dim, self.dim))
+        if self.kind != "logistic":
+            for idx, sub in self._chunks():
+                H += np.einsum("n,nij->ij", self.p[idx], sub.hessians(w))
+            return H
+        N, n, f = self.X.shape
+        step = max(1, int(_HESSIAN_CHUNK * 8 // (n * f)))
+        for lo in range(0, N, step):
+            sl = slice(lo, min(N, lo + step))
+            z = np.matmul(self.X[sl], w)
+            if self._off is not None:
+                z = z + self._off[sl]
+            s = sigmoid(z)
+            c = (self.p[sl, None] * self.row_w[sl]) * s * (1.0 - s)
+            Xb = self.X[sl].reshape(-1, f)
+            H += (Xb * c.reshape(-1, 1)).T @ Xb
+        return H + self.l2 * np.eye(self.dim)
+
+    def _solve_global(self):
+        try:
+            start = (self.p @ self.x_star_i)[None]
+        except OptimumUnavailable:
+            pooled = (self.X.reshape(1, -1, self.n_features), self.y.reshape(1, -1),
+                      self.mask.reshape(1, -1))
+            if self.l2 == 0.0 and self.kind == "logistic":
+                self._check_finite_optimum(*pooled, "pooled")
+            start = np.zeros((1, self.dim))
+        p = self.p
+
+        def fun(T):
+            return np.array([p @ self.losses(T[0])])
+
+        def grad(T):
+            return (p @ self.grads(T[0]))[None]
+
+        with threadpool_limits(1, user_api="blas"):
+            x = newton(fun, grad, start, hess=lambda T: self._hessian_F(T[0])[None])[0]
+        self._optima.update(x_star=x, F_star=self.F(x))
+
+    def _check_finite_optimum(self, X, y, mask, what):
+        """OptimumUnavailable when l2 = 0 and the data of some ``what`` (client / pooled) have
+        no unique finite minimiser (rank-deficient design, or (quasi-)separable)."""
+        name = "x_star_i" if what == "client" else "x_star"
+        ranks = np.linalg.matrix_rank(X)
+        low = np.flatnonzero(ranks < self.n_features)
+        if low.size:
+            raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {low.tolist()[:10]} "
+                                           "have a rank-deficient design matrix: the minimiser "
+                                           "is not unique")
+        sep = separable_clients(X, y, mask)
+        if sep.size:
+            raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {sep.tolist()[:10]} are "
+                                           "(quasi-)separable: the unregularised loss has no "
+                                           "finite minimiser")
+
+
+def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
+             multiclass: bool | None = None, classes: int | None = None, offsets=None,
+             name: str = "logistic") -> Logistic:
+    """Logistic regression from per-client arrays ``Xs[i]`` (n_i, f) and labels ``ys[i]`` (n_i,).
+
+    Labels in {0, 1} give binary logistic regression (mean BCE + l2/2 ||x||^2); more than two
+    classes (or ``multiclass=True``) give softmax regression with integer labels in [0, C)
+    (``classes`` defaults to the largest label + 1). ``fit_intercept`` appends a column of ones
+    (the intercept is then regularised like every other coordinate). ``offsets[i]`` (n_i,) adds a
+    fixed term to the logits (binary only).
+
+    >>> import numpy as np, toys
+    >>> rng = np.random.default_rng(1)
+    >>> Xs = [rng.normal(size=(30, 2)) for _ in range(3)]
+    >>> ys = [rng.integers(0, 3, size=30) for _ in range(3)]
+    >>> prob = toys.logistic(Xs, ys, l2=0.05, fit_intercept=True)
+    >>> prob.kind, prob.classes, prob.dim
+    ('multinomial', 3, 9)
+    """
+    if len(Xs) == 0 or len(Xs) != len(ys):
+        raise DomainError("Xs", len(Xs), "one feature array per client, as many as label arrays")
+    Xs = [np.atleast_2d(np.asarray(x, dtype=float)) for x in Xs]
+    ys = [np.asarray(y).reshape(-1) for y in ys]
+    f = Xs[0].shape[1]
+    for i, (x, y) in enumerate(zip(Xs, ys)):
+        if x.ndim != 2 or x.shape[1] != f or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise DomainError(f"Xs[{i}]", x, f"non-empty array (n_i, {f}) with n_i labels")
+    if fit_intercept:
+        Xs = [np.hstack([x, np.ones((x.shape[0], 1))]) for x in Xs]
+        f += 1
+    pooled = np.concatenate(ys)
+    if not np.all(np.isfinite(pooled.astype(float))):
+        raise DomainError("ys", pooled, "finite labels")
+    uniq = np.unique(pooled)
+    if multiclass is None:
+        multiclass = classes is not None and classes > 2 or uniq.size > 2
+    N = len(Xs)
+    n = np.array([x.shape[0] for x in Xs])
+    n_max = int(n.max())
+    mask = np.arange(n_max)[None, :] < n[:, None]
+    X = np.zeros((N, n_max, f))
+    y = np.zeros((N, n_max))
+    X[mask] = np.concatenate(Xs)
+    y[mask] = pooled
+    off = None
+    if offsets is not None:
+        if len(offsets) != N:
+            raise DomainError("offsets", len(offsets), f"{N} arrays (one per client)")
+        off = np.zeros((N, n_max))
+        off[mask] = np.concatenate([np.asarray(o, dtype=float).reshape(-1) for o in offsets])
+    if multiclass:
+        C = int(classes) if classes is not None else int(uniq.max()) + 1
+        return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, classes=C, name=name)
+    return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, name=name)
+
+
+def _client_weights(weights, n: int) -> np.ndarray:
+    """Client weights: real, finite, positive, length ``n``; normalised to sum 1 without
+    overflow (scaled by their maximum first, so [1e308] * 3 gives 1/3 each, not 0).
+
+    >>> _client_weights([1e308] * 3, 3).tolist() == [1 / 3] * 3
+    True
+    """
+    dom = f"array of {n} positive finite real weights (normalised to sum 1)"
+    if isinstance(weights, (str, bytes, dict)):
+        raise DomainError("weights", weights, dom)
+    try:
+        raw = np.asarray(weights)
+    except (TypeError, ValueError):
+        raise DomainError("weights", weights, dom, "not an array of numbers") from None
+    if raw.dtype.kind not in "iuf":
+        why = {"b": "bools are not weights", "c": "complex numbers are not weights"}.get(
+            raw.dtype.kind, "not an array of numbers")
+        raise DomainError("weights", weights, dom, why)
+    w = raw.astype(float)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        return check_weights("weights", w, n)  # the shared message for shape / sign / nan
+    return check_weights("weights", w / w.max(), n)
+
