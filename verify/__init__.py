@@ -11,8 +11,9 @@ Example
 # here (after the submodule has loaded) makes the attribute the function for good. The module
 # imports toys and pandas only when a check runs.
 from .check import check, check_log
+from .sweep import sweep  # the same: verify.sweep is the function
 
-__all__ = ["worst_instance", "check", "check_log"]
+__all__ = ["worst_instance", "check", "check_log", "sweep"]
 
 
 def __getattr__(name):

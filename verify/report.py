@@ -23,23 +23,11 @@ from collections import Counter
 
 from boundlab.io import atomic_write_text
 
-from ._tables import FAILING, markdown_tables, print_tables
+from ._tables import FAILING, _fmt, markdown_tables, print_tables
 from .plots import figures
 
 __all__ = ["write_report", "check_output_path", "print_table", "to_json", "summary_counts",
            "exit_status"]
-
-
-def _fmt(x, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float):
-        if x == 0:
-            return "0"
-        if math.isinf(x):
-            return "inf"
-        return f"{x:.{digits}g}"
-    return str(x)
 
 
 def summary_counts(results) -> dict[str, int]:

@@ -1,0 +1,138 @@
+"""verify.sweep: tidy table, per-row verdicts, resume after SIGKILL, Dask == local."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import toys
+import verify
+from boundlab.errors import DomainError, UnknownNameError
+from verify.sweep import route
+
+BOUND = "drift.fedavg_convex"
+
+SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    import toys, verify
+
+    def factory(n_clients=4, dim=2, heterogeneity=1.0):
+        if os.environ.get("SWEEP_SLOW"):
+            time.sleep(0.5)  # slow points, so the sweep can be killed mid-way
+        return toys.quadratic(n_clients=n_clients, dim=dim, L=2.0, mu=1.0,
+                              heterogeneity=heterogeneity, seed=1)
+
+    if __name__ == "__main__":
+        df = verify.sweep(factory, "fedavg", grid={"lr": [0.02, 0.05, 0.1],
+                          "heterogeneity": [0.5, 2.0]}, seeds=2, rounds=6,
+                          bound="drift.fedavg_convex", out=sys.argv[1], local_steps=2)
+        df.to_pickle(sys.argv[2])
+""")
+
+
+def _run(script, out, result, slow=False):
+    env = {**os.environ, "SWEEP_SLOW": "1" if slow else ""}
+    return subprocess.Popen([sys.executable, str(script), str(out), str(result)], env=env)
+
+
+def test_sigkill_mid_sweep_then_resume_gives_the_uninterrupted_rows(tmp_path):
+    script = tmp_path / "sweep_script.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "killed"
+    proc = _run(script, out, tmp_path / "never.pkl", slow=True)
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("point-*"))) < 2 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("point-*")}
+    assert 2 <= len(before) < 6, before  # killed mid-way: some points done, not all
+    assert not (tmp_path / "never.pkl").exists()
+
+    assert _run(script, out, tmp_path / "resumed.pkl").wait() == 0
+    assert _run(script, tmp_path / "full", tmp_path / "full.pkl").wait() == 0
+    resumed = pd.read_pickle(tmp_path / "resumed.pkl")
+    full = pd.read_pickle(tmp_path / "full.pkl")
+    pd.testing.assert_frame_equal(resumed, full)
+    assert len(full) == 6 * 2 * 7  # points x seeds x rounds 0..6: nothing lost or duplicated
+    assert not full.duplicated(["lr", "heterogeneity", "seed", "round"]).any()
+    # the points finished before the kill were kept, not recomputed
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("point-*")
+            if p.name in before} == before
+    assert len(list(out.glob("point-*"))) == 6
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_dask_local_cluster_gives_the_local_table():
+    kw = dict(grid={"lr": [0.05, 0.2], "local_steps": [1, 3]}, seeds=[0, 3], rounds=5,
+              bound=BOUND, n_clients=4, dim=2, noise_std=0.1)
+    local = verify.sweep("quadratic", "fedavg", **kw)
+    dask = verify.sweep("quadratic", "fedavg", executor="dask", n_workers=2, **kw)
+    pd.testing.assert_frame_equal(local, dask)
+    assert set(local["verdict"].dropna()) <= {"holds", "VIOLATED", "not-applicable"}
+
+
+def test_rows_are_one_per_point_seed_round_with_check_verdicts():
+    prob = toys.make("seed004-toy")
+    df = verify.sweep(prob, "fedavg", grid={"lr": [0.1, 0.2]}, seeds=2, rounds=8,
+                      bound=BOUND, local_steps=4)
+    assert list(df.columns[:3]) == ["lr", "seed", "round"]
+    assert len(df) == 2 * 2 * 9
+    assert np.array_equal(df["run_lr"].dropna().unique(), [0.1, 0.2])  # the run's own lr
+    # a per-run quantity: judged once per run, on the final round's row
+    judged = df[df["verdict"].notna()]
+    assert (judged["round"] == 8).all() and len(judged) == 4
+    for lr, rows in judged.groupby("lr"):
+        ref = verify.check(BOUND, prob, "fedavg", rounds=8, seeds=2, lr=lr, local_steps=4)
+        assert rows["measured"].tolist() == ref["measured"].tolist()
+        assert rows["bound_value"].tolist() == ref["bound_value"].tolist()
+        assert rows["verdict"].tolist() == ref["verdict"].tolist()
+        terms = rows[[c for c in rows.columns if c.startswith("term_")]].sum(axis=1)
+        np.testing.assert_allclose(terms, rows["bound_value"], rtol=1e-12)
+    # the measured column is the run's avg shadow gap, from the table's own per-round rows
+    one = df[(df["lr"] == 0.1) & (df["seed"] == 0)]
+    assert one["measured"].dropna().iloc[0] == pytest.approx(one["shadow_gap"][:-1].mean())
+
+
+def test_per_round_bound_has_a_verdict_per_round():
+    # DKR Lemma 2.2: one inequality per round r < T, judged over the seeds round by round
+    df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2, 4]}, seeds=2,
+                      rounds=5, bound="drift.round_progress", lr=0.1)
+    judged = df[df["verdict"].notna()]
+    assert sorted(judged["round"].unique()) == [0, 1, 2, 3, 4]  # the final state has no round
+    assert len(judged) == 2 * 2 * 5
+    np.testing.assert_array_equal(judged["measured"], judged["shadow_gap"])
+    np.testing.assert_array_equal(judged["rhs_drift_sum"], judged["drift_sum"])
+
+
+def test_routing_between_problem_and_run():
+    assert route("quadratic", {"dim": 3, "lr": 0.1, "seed": 2}) == (
+        {"dim": 3, "seed": 2}, {"lr": 0.1})
+    assert route(lambda n_clients=3: None, {"n_clients": 5, "lr": 0.1}) == (
+        {"n_clients": 5}, {"lr": 0.1})
+    assert route(toys.quadratic(3, 2, seed=0), {"dim": 3}) == ({}, {"dim": 3})
+
+
+def test_bad_input_is_refused_before_any_work(tmp_path):
+    with pytest.raises(UnknownNameError, match="executor"):
+        verify.sweep("quadratic", "fedavg", grid={"lr": [0.1]}, seeds=1, rounds=2,
+                     executor="threads")
+    with pytest.raises(DomainError, match=r"grid\['lr'\]"):
+        verify.sweep("quadratic", "fedavg", grid={"lr": []}, seeds=1, rounds=2)
+    with pytest.raises(UnknownNameError, match="rounds"):
+        verify.sweep(toys.quadratic(3, 2, seed=0), "fedavg", grid={"rounds": [1]}, seeds=1,
+                     rounds=2, lr=0.1)
+    with pytest.raises(UnknownNameError, match="measurable"):
+        verify.sweep("quadratic", "fedavg", grid={"lr": [0.1]}, seeds=1, rounds=2,
+                     bound="drift.plateau")
+    kw = dict(grid={"lr": [0.1]}, seeds=1, rounds=2, n_clients=3, dim=2, out=tmp_path / "o")
+    verify.sweep("quadratic", "fedavg", **kw)
+    with pytest.raises(DomainError, match="different sweep"):
+        verify.sweep("quadratic", "fedavg", **{**kw, "rounds": 3})

@@ -1,0 +1,357 @@
+"""Sweeps: one algorithm over a grid of settings x seeds, as one tidy table, resumable, local or
+on Dask distributed.
+
+:func:`sweep` runs ``toys.run`` for every grid point and seed and returns a pandas DataFrame
+with one row per (grid point, seed, round): the grid values, ``seed``, ``round`` and the
+measured per-round quantities of :meth:`toys.Trace.to_log` (``loss``, ``gap``, ``dist2``,
+``shadow_gap``, ``drift_max``, ``lr``, ..., ``kappa_min``/``kappa_max``; a measured column
+whose name is also a grid name is renamed ``run_<name>``, e.g. ``run_lr``). With a ``bound``
+it adds the bound's left-hand side as measured (``measured``), its right-hand side
+(``bound_value``), the named terms (``term_<name>``), ``ratio``, ``verdict``, ``reason``,
+``measured_mean``, ``measured_hi``, ``n_seeds`` and its scalar parameters (``rhs_<name>``),
+judged by :func:`verify.check`'s rules over the seeds of each grid point (per round for a per-round
+left-hand side). A per-run left-hand side (e.g. ``avg_shadow_gap``) is judged once per run: its
+columns are filled on the row of the final round and empty (NaN / None) on the others; a
+per-round one leaves rounds it does not cover empty.
+
+How a grid (or fixed keyword) name is routed
+--------------------------------------------
+* ``problem_or_factory`` a problem object: every name goes to ``toys.run``;
+* a ``toys.make`` name (``"quadratic"``, ...): names that are options of that problem
+  (``toys.problems.registry.options_of``) build the problem, the others go to ``toys.run``;
+* a callable factory: names among its parameters build the problem, the others go to
+  ``toys.run`` (``lr``, ``local_steps``, ``participation``, ``batch_size``, ...).
+
+``seed`` in the grid or fixed keywords is therefore a problem option (the data's seed); the
+runs' seeds are ``seeds``.
+
+Resuming: with ``out=DIR`` each finished grid point (all its seeds) is written atomically to
+``DIR/point-NNNNN.parquet`` (CSV without pyarrow) next to ``DIR/sweep.json`` (the sweep's
+definition); a re-run of the same sweep skips the points already there, so an interrupted sweep
+resumes with nothing lost and nothing duplicated. A directory holding another sweep is refused.
+The table is then read back from those files, so a resumed sweep and an uninterrupted one give
+the same table.
+
+``executor="dask"`` runs the grid points on Dask distributed (``pip install boundlab[dask]``):
+a ``LocalCluster`` of ``n_workers`` single-threaded processes, or the cluster at
+``scheduler="tcp://host:port"``. Files are written by this process as points finish; rows are
+ordered by grid point, seed and round, so the table equals the local executor's.
+
+Example
+-------
+>>> import verify
+>>> df = verify.sweep("quadratic", "fedavg", grid={"lr": [0.05, 0.1]}, seeds=2, rounds=3,
+...                   n_clients=3, dim=2, bound=None)
+>>> df.shape[0], list(df.columns[:4])
+(16, ['lr', 'seed', 'round', 'loss'])
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+import pathlib
+
+import numpy as np
+
+from boundlab.errors import DomainError, UnknownNameError
+
+__all__ = ["sweep", "EXECUTORS", "route"]
+
+EXECUTORS = ("local", "dask")
+_BOUND_COLS = ("measured", "bound_value", "ratio", "verdict", "reason", "measured_mean",
+               "measured_hi", "n_seeds")
+
+
+def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out=None,
+          executor="local", scheduler=None, n_workers=2, params=None, level=0.95,
+          progress=None, **fixed):
+    """Run ``algorithm`` over every point of ``grid`` and every seed; a tidy DataFrame.
+
+    Parameters
+    ----------
+    problem_or_factory : FederatedProblem, str or callable
+        A problem, a ``toys.make`` name or a callable returning a problem (see the module
+        docstring for how names are routed between the problem and ``toys.run``).
+    algorithm : str or toys.Algorithm
+        Passed to ``toys.run``.
+    grid : dict
+        name -> list of values; the points are the Cartesian product, in the dict's order.
+    seeds : int or sequence of int
+        A count (seeds 0..n-1) or the seeds.
+    rounds : int
+        Rounds of every run.
+    bound : Bound or str, optional
+        Judged on every grid point over its seeds with :func:`verify.check`'s rules.
+    out : path, optional
+        Directory of finished points (resumable).
+    executor : {"local", "dask"}
+    scheduler : str, optional
+        Address of an existing Dask scheduler (default: a new ``LocalCluster``).
+    n_workers : int
+        Worker processes of the default ``LocalCluster``.
+    params : dict, optional
+        Right-hand-side parameters that override the measured / mapped ones (as in
+        :func:`verify.check`).
+    progress : callable, optional
+        ``progress(done, total)`` after every finished grid point (skipped ones included).
+    **fixed
+        Keywords shared by every point, routed like grid names.
+    """
+    spec = _spec(problem_or_factory, algorithm, grid, seeds, rounds, bound, executor, fixed,
+                 params, level)
+    points = spec["points"]
+    store = _Store(out, spec) if out is not None else None
+    done = store.finished() if store else set()
+    todo = [i for i in range(len(points)) if i not in done]
+    frames: dict = {}
+    count = [len(points) - len(todo)]
+    if progress:
+        progress(count[0], len(points))
+
+    def finished(i, frame):
+        if store:
+            store.write(i, frame)
+        else:
+            frames[i] = frame
+        count[0] += 1
+        if progress:
+            progress(count[0], len(points))
+
+    tasks = [(spec["task"], i) for i in todo]
+    if executor == "dask":
+        from ._sweep_exec import run_dask
+
+        run_dask(tasks, finished, scheduler=scheduler, n_workers=n_workers)
+    else:
+        for task in tasks:
+            finished(task[1], run_point(task))
+    if store:
+        frames = {i: store.read(i) for i in range(len(points))}
+    return _assemble([frames[i] for i in range(len(points))], spec)
+
+
+# ------------------------------------------------------------------------------ one point
+def run_point(task):
+    """The frame of one grid point (every seed); ``task`` = (point-independent spec, index).
+    Runs in a worker for Dask: it imports what it needs itself."""
+    import pandas as pd
+
+    import toys
+
+    spec, i = task
+    prob_kw, run_kw = route(spec["problem"], {**spec["fixed"], **spec["points"][i]})
+    prob = _build(spec["problem"], prob_kw)
+    algo = spec["algorithm"]
+    traces = [toys.run(prob, algo, rounds=spec["rounds"], seed=int(s), **run_kw)
+              for s in spec["seeds"]]
+    logs = [tr.to_log(p=prob.p) for tr in traces]
+    frame = pd.concat(logs, ignore_index=True)
+    frame = frame[["seed", "round", *[c for c in frame.columns if c not in ("seed", "round")]]]
+    if spec["bound"] is not None:
+        frame = _with_bound(frame, spec, prob, traces, logs, run_kw)
+    point = spec["points"][i]
+    frame = frame.rename(columns={k: f"run_{k}" for k in point if k in frame.columns})
+    for k, v in reversed(list(point.items())):
+        frame.insert(0, k, [v] * len(frame))
+    return frame
+
+
+def _with_bound(frame, spec, prob, traces, logs, run_kw):
+    """``frame`` with the bound's columns judged by :func:`verify.check`'s rules."""
+    import toys
+
+    from .check import _bound, _judge, _trace_diverged
+
+    bound = _bound(spec["bound"])
+    consts = toys.constants(prob, batch_size=run_kw.get("batch_size")).as_params()
+    setting = {**run_kw, "rounds": spec["rounds"], "n_clients": prob.n_clients, "p": prob.p}
+    judged = _judge(bound, logs, setting, consts, spec["params"], spec["level"],
+                    problem=getattr(prob, "name", "problem"), algorithm="algorithm",
+                    diverged=[_trace_diverged(tr) for tr in traces])
+    names = [n for n in {**bound.params, **bound.extra_params} if n in judged.columns]
+    extra = judged[["seed", *(["round"] if "round" in judged.columns else []),
+                    *_BOUND_COLS]].copy()
+    if "round" not in judged.columns:
+        extra["round"] = spec["rounds"]  # a per-run quantity: the final round's row
+    extra.insert(0, "bound", bound.id)
+    extra.insert(1, "lhs", bound.lhs)
+    for name, vals in _terms(bound, judged, names).items():
+        extra[f"term_{name}"] = vals
+    for n in names:
+        extra[f"rhs_{n}"] = judged[n].to_numpy()
+    return frame.merge(extra, on=["seed", "round"], how="left", validate="one_to_one")
+
+
+def _terms(bound, judged, names) -> dict:
+    """Each named term of the right-hand side, row by row (NaN where it cannot be evaluated,
+    e.g. a parameter of a diverged run)."""
+    if not bound.terms:
+        return {}
+    out = {t: np.full(len(judged), np.nan) for t in bound.terms}
+    for j, row in enumerate(judged[names].to_dict("records")):
+        try:
+            vals = bound.evaluate_terms(**row)
+        except Exception:  # noqa: BLE001 - outside a domain (diverged run): no term value
+            continue
+        for t, v in vals.items():
+            out[t][j] = float(v)
+    return out
+
+
+# ------------------------------------------------------------------------------ routing
+def route(problem, values: dict) -> tuple[dict, dict]:
+    """Split ``values`` into (problem options, ``toys.run`` keywords).
+
+    >>> route("quadratic", {"dim": 3, "lr": 0.1})
+    ({'dim': 3}, {'lr': 0.1})
+    """
+    accepted = _problem_options(problem)
+    prob = {k: v for k, v in values.items() if k in accepted}
+    run = {k: v for k, v in values.items() if k not in accepted}
+    return prob, run
+
+
+def _problem_options(problem) -> set:
+    if isinstance(problem, str):
+        from toys.problems.registry import options_of
+
+        return set(options_of(problem))
+    if callable(problem) and not hasattr(problem, "n_clients"):
+        try:
+            sig = inspect.signature(problem)
+        except (TypeError, ValueError):
+            return set()
+        return {n for n, p in sig.parameters.items()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return set()
+
+
+def _build(problem, options):
+    import toys
+
+    if isinstance(problem, str):
+        return toys.make(problem, **options)
+    if callable(problem) and not hasattr(problem, "n_clients"):
+        return problem(**options)
+    return problem
+
+
+# ------------------------------------------------------------------------------ spec
+def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, params, level):
+    from toys.validation import check_choice, check_int
+
+    check_choice("executor", executor, EXECUTORS)
+    rounds = check_int("rounds", rounds, lo=1)
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        seed_list = list(range(check_int("seeds", seeds, lo=1)))
+    else:
+        seed_list = [check_int("seeds", s, lo=0) for s in seeds]
+        if not seed_list or len(set(seed_list)) != len(seed_list):
+            raise DomainError("seeds", seeds, "a count >= 1 or distinct seeds >= 0")
+    if not isinstance(grid, dict) or not grid:
+        raise DomainError("grid", grid, "a non-empty dict name -> list of values")
+    for k, v in grid.items():
+        if isinstance(v, (str, bytes)) or not hasattr(v, "__len__") or len(v) == 0:
+            raise DomainError(f"grid[{k!r}]", v, "a non-empty list of values")
+        if k in fixed:
+            raise DomainError(f"grid[{k!r}]", v, "a name not also given as a fixed keyword")
+    reserved = {"seed", "rounds"} - _problem_options(problem)
+    for k in [*grid, *fixed]:
+        if k in reserved or k in ("seeds", "grid"):
+            raise UnknownNameError("grid or fixed name (seeds and rounds are sweep arguments)",
+                                   k, sorted(set(grid) - reserved))
+    if bound is not None:
+        from .check import _bound, _quantity
+
+        _quantity(_bound(bound))  # a measurable left-hand side, before any work
+    names = list(grid)
+    points = [dict(zip(names, vals)) for vals in itertools.product(*grid.values())]
+    task = {"problem": problem, "algorithm": algorithm, "rounds": rounds, "seeds": seed_list,
+            "bound": bound, "fixed": dict(fixed), "points": points,
+            "params": dict(params or {}), "level": float(level)}
+    return {"task": task, "points": points, "grid": dict(grid), "describe": _describe(task)}
+
+
+def _jsonable(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist())
+    for attr in ("id", "name", "registry_name", "__qualname__"):
+        if isinstance(getattr(v, attr, None), str):
+            return f"<{type(v).__name__} {getattr(v, attr)}>"
+    return f"<{type(v).__name__}>"
+
+
+def _describe(task) -> dict:
+    """The sweep's definition as JSON data (what ``sweep.json`` holds and a re-run matches)."""
+    return {k: _jsonable(task[k]) for k in ("problem", "algorithm", "rounds", "seeds", "bound",
+                                            "fixed", "points", "params", "level")}
+
+
+def _assemble(frames, spec):
+    """One table; rows in (grid point, seed, round) order whatever order points finished in."""
+    import pandas as pd
+
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs["sweep"] = spec["describe"]
+    return df
+
+
+class _Store:
+    """The finished points of one sweep in a directory (atomic files, a definition file)."""
+
+    def __init__(self, out, spec):
+        from boundlab.io import atomic_write_text
+
+        self.dir = pathlib.Path(out).expanduser()
+        if self.dir.exists() and not self.dir.is_dir():
+            raise DomainError("out", str(out), "a directory of sweep results", "a file is there")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.suffix = ".parquet" if _has_pyarrow() else ".csv"
+        meta = self.dir / "sweep.json"
+        desc = json.dumps(spec["describe"], sort_keys=True)
+        if meta.exists():
+            if json.dumps(json.loads(meta.read_text()), sort_keys=True) != desc:
+                raise DomainError("out", str(out), "an empty directory or one holding this "
+                                  "same sweep", "it holds a different sweep (sweep.json)")
+        else:
+            atomic_write_text(meta, desc)
+
+    def path(self, i: int) -> pathlib.Path:
+        return self.dir / f"point-{i:05d}{self.suffix}"
+
+    def finished(self) -> set:
+        return {int(p.stem.split("-")[1]) for p in self.dir.glob(f"point-*{self.suffix}")}
+
+    def write(self, i, frame) -> None:
+        from boundlab.io import atomic_path
+
+        with atomic_path(self.path(i)) as tmp:
+            if self.suffix == ".parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False)
+
+    def read(self, i):
+        import pandas as pd
+
+        if self.suffix == ".parquet":
+            return pd.read_parquet(self.path(i))
+        return pd.read_csv(self.path(i), float_precision="round_trip")
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
