@@ -9,7 +9,7 @@ import pytest
 import boundlab
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SECTIONS = ("Your own bound", "Your own run", "Property tests of a bound")
+SECTIONS = ("Your own bound", "Your own run", "Property tests of a bound", "Sweeps and plots")
 
 
 def _python_blocks(section: str) -> list[str]:
@@ -34,6 +34,9 @@ def test_section_example_runs(section, tmp_path, monkeypatch, capsys):
         assert "holds" in out
     if section == "Your own run":
         assert out.count("holds") == 2 and "eta <= 1/(4*L)" in out
+    if section == "Sweeps and plots":
+        assert "holds" in out and (tmp_path / "round_progress.png").stat().st_size > 0
+        assert len(list((tmp_path / "sweep-out").glob("point-*"))) == 2
 
 
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)

@@ -37,7 +37,9 @@ import numpy as np  # noqa: E402
 
 from boundlab.io import atomic_savefig  # noqa: E402
 
-__all__ = ["figures"]
+from ._theory_plot import theory_vs_measured  # noqa: E402
+
+__all__ = ["figures", "theory_vs_measured"]
 
 _COLORS = {"holds": "tab:green", "VIOLATED": "tab:red", "not-applicable": "tab:gray",
            "order-only": "tab:blue", "diverged": "tab:orange", "error": "black",

@@ -136,3 +136,45 @@ def test_bad_input_is_refused_before_any_work(tmp_path):
     verify.sweep("quadratic", "fedavg", **kw)
     with pytest.raises(DomainError, match="different sweep"):
         verify.sweep("quadratic", "fedavg", **{**kw, "rounds": 3})
+
+
+def test_cli_sweep_writes_the_table_and_errors_in_one_line(tmp_path, capsys):
+    from verify.cli import main
+
+    table = tmp_path / "t.parquet"
+    argv = ["sweep", "fedavg", "--problem", "seed004-toy", "--grid", "lr=0.1,0.2", "--seeds",
+            "2", "--rounds", "4", "--bound", BOUND, "--out", str(tmp_path / "o"), "--table",
+            str(table), "local_steps=2", "--json"]
+    assert main(argv) == 0
+    import json
+
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rows"] == 2 * 2 * 5 and [p["lr"] for p in summary["points"]] == [0.1, 0.2]
+    api = verify.sweep("seed004-toy", "fedavg", grid={"lr": [0.1, 0.2]}, seeds=2, rounds=4,
+                       bound=BOUND, local_steps=2)
+    pd.testing.assert_frame_equal(pd.read_parquet(table), api, check_like=False)
+    assert main(["sweep", "fedavg", "--problem", "quadratic", "--grid", "lr=0.1",
+                 "--executor", "threads"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1 and "executor" in err
+
+
+def test_theory_vs_measured_draws_bound_terms_and_writes_png_svg(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from verify.plots import theory_vs_measured
+
+    df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2, 4]}, seeds=2,
+                      rounds=6, bound="drift.round_progress", lr=0.1)
+    fig = theory_vs_measured(df, facet="local_steps", path=tmp_path / "fig")
+    assert len(fig.axes) == 2 and all(ax.get_yscale() == "log" for ax in fig.axes)
+    assert not any(ax.collections[1:] for ax in fig.axes)  # only the band is an area
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "bound (right-hand side)" in labels and any(s.startswith("term:") for s in labels)
+    assert (tmp_path / "fig.svg").stat().st_size > 0
+    from PIL import Image
+
+    assert Image.open(tmp_path / "fig.png").info["dpi"][0] == pytest.approx(300, abs=1)
+    with pytest.raises(DomainError, match="column"):
+        theory_vs_measured(df, x="nope")
