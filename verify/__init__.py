@@ -11,9 +11,13 @@ Example
 # here (after the submodule has loaded) makes the attribute the function for good. The module
 # imports toys and pandas only when a check runs.
 from .check import check, check_log
+
+# ``verify.reproduce`` likewise (the subpackage's modules stay importable as
+# ``verify.reproduce.<module>``; toys and matplotlib load on first use)
+from .reproduce import reproduce  # noqa: E402
 from .sweep import sweep  # the same: verify.sweep is the function
 
-__all__ = ["worst_instance", "check", "check_log", "sweep"]
+__all__ = ["worst_instance", "check", "check_log", "reproduce", "sweep"]
 
 
 def __getattr__(name):

@@ -1,7 +1,8 @@
 """Gradient clipping as a client update: local (S)GD steps with every per-client gradient
 clipped to norm at most ``clip`` (seed 003, App. C.7: G in {1, 10, inf}).
 
-``ClippedSteps`` is :class:`~toys.algorithms.client.LocalSteps` whose oracle returns clipped
+``ClippedSteps`` is :class:`~toys.algorithms.client.LocalSteps` (``ClippedBeta`` seed 003's
+:class:`~toys.algorithms.client.BetaPerturbed`) whose oracle returns clipped
 gradients g <- g min(1, G / ||g||) (row-wise, per client and per local step; the proximal term
 is added after clipping). ``clip = inf`` is plain ``LocalSteps`` bit for bit. The fused
 deterministic kernel of logistic problems is bypassed (it would skip the clipping).
@@ -25,9 +26,9 @@ from dataclasses import dataclass, replace
 from boundlab.errors import DomainError
 
 from .._array import array_namespace, sqnorm_rows
-from .client import LocalSteps
+from .client import BetaPerturbed, LocalSteps
 
-__all__ = ["ClippedSteps", "clip_rows"]
+__all__ = ["ClippedBeta", "ClippedSteps", "clip_rows"]
 
 
 def clip_rows(G, clip: float):
@@ -79,15 +80,7 @@ class ClippedSteps(LocalSteps):
 
     def bind(self, hyper, setup):
         """LocalSteps' parameters and ``clip`` (a number > 0 or inf)."""
-        piece = LocalSteps.bind(self, hyper, setup)
-        clip = hyper.get("clip", self.clip)
-        try:
-            ok = float(clip) > 0 and not math.isnan(float(clip))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok or isinstance(clip, bool):
-            raise DomainError("clip", clip, "a number > 0 or inf (no clipping)")
-        return replace(piece, clip=float(clip))
+        return _bind_clip(LocalSteps.bind(self, hyper, setup), hyper, self.clip)
 
     def update(self, state, *, x, oracle, round, rng, mask, start=None, grads=None,
                observer=None, **_):
@@ -98,3 +91,33 @@ class ClippedSteps(LocalSteps):
                                  round=round, rng=rng, mask=mask, start=start,
                                  grads=None if grads is None else clip_rows(grads, self.clip),
                                  observer=observer)
+
+
+def _bind_clip(piece, hyper, default):
+    clip = hyper.get("clip", default)
+    try:
+        ok = not isinstance(clip, bool) and float(clip) > 0 and not math.isnan(float(clip))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DomainError("clip", clip, "a number > 0 or inf (no clipping)")
+    return replace(piece, clip=float(clip))
+
+
+@dataclass(frozen=True)
+class ClippedBeta(BetaPerturbed):
+    """Seed 003's beta-perturbed local SGD with per-client gradient clipping at ``clip``
+    (App. C.7: the gradient at beta w + (1 - beta) u_i is clipped, then applied to w)."""
+
+    clip: float = math.inf
+    hyper_names = BetaPerturbed.hyper_names + ("clip",)
+
+    def bind(self, hyper, setup):
+        """BetaPerturbed's parameters and ``clip`` (a number > 0 or inf)."""
+        return _bind_clip(BetaPerturbed.bind(self, hyper, setup), hyper, self.clip)
+
+    def update(self, state, *, x, oracle, round, rng, mask, start=None, grads=None,
+               observer=None, **_):
+        orc = oracle if math.isinf(self.clip) else _ClippedOracle(oracle, self.clip)
+        return BetaPerturbed.update(self, state, x=x, oracle=orc, round=round, rng=rng,
+                                    mask=mask, start=start, grads=None, observer=observer)

@@ -36,7 +36,7 @@ __all__ = ["DIVERGENCE", "State", "init_state", "one_round"]
 
 DIVERGENCE = {"norm": 1e8, "gap": 1e16}
 """A run is marked diverged at round r when x_{r+1} is not finite, or ||x_{r+1}|| exceeds
-``norm`` x max(1, ||x_0||, ||x*||), or (when measured) the gap F(x_{r+1}) - F* exceeds
+``norm`` x max(1, ||x_0||), or (when measured) the gap F(x_{r+1}) - F* exceeds
 ``gap`` x max(1, F(x_0) - F*). The run stops there; ``Trace.diverged_at`` = r."""
 _NAN = math.nan
 

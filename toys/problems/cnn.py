@@ -9,6 +9,11 @@ inserts the text's hidden fully-connected layer with ReLU). The model is non-con
 x* are unknown (None), so the engine records the raw loss and the loss-weighted rules use
 ``loss_offset="zero"`` (or ``"running_min"``), as the papers' code does.
 
+FedAU's small CNN for 3-channel images (seed 002, App. C: 2 x (conv3x3 with 32 filters, ReLU,
+max-pool 2) then two fully connected layers, ReLU, softmax; Kaiming initialisation) is
+``arch="fedau"`` (:func:`make_fedau_cnn`), with images (N, n_max, channels, side, side), e.g.
+user-provided CIFAR-10 binary files (:func:`load_cifar_bin`).
+
 Every client's parameters are one row of an (N, d) stack; losses and gradients of all clients
 are one ``torch.func.vmap`` over ``functional_call`` (and ``grad``). The numpy-side methods of
 the :class:`~toys.problems.base.FederatedProblem` interface run the same code on CPU float64.
@@ -33,11 +38,12 @@ from boundlab.errors import DomainError
 
 from .base import FederatedProblem
 
-__all__ = ["CNNProblem", "cnn_problem", "make_cnn"]
+__all__ = ["CNNProblem", "cnn_problem", "load_cifar_bin", "make_cnn", "make_fedau_cnn"]
 
 
-def make_cnn(side: int = 8, classes: int = 10, hidden: int | None = None):
-    """The BM CNN for ``side`` x ``side`` one-channel images (padding 1, see module docstring).
+def make_cnn(side: int = 8, classes: int = 10, hidden: int | None = None, channels: int = 1):
+    """The BM CNN for ``side`` x ``side`` images with ``channels`` channels (padding 1, see
+    the module docstring).
 
     >>> sum(p.numel() for p in make_cnn().parameters())
     21386
@@ -48,9 +54,64 @@ def make_cnn(side: int = 8, classes: int = 10, hidden: int | None = None):
     head = [nn.Linear(flat, classes)] if hidden is None else [
         nn.Linear(flat, hidden), nn.ReLU(), nn.Linear(hidden, classes)]
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(channels, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), *head)
+
+
+def make_fedau_cnn(side: int = 32, classes: int = 10, hidden: int | None = 128,
+                   channels: int = 3):
+    """FedAU's small CNN (seed 002): 2 x (conv3x3 32 filters, padding 1, ReLU, max-pool 2),
+    flatten, Linear(32 (side/4)^2, hidden), ReLU, Linear(hidden, classes) (the SVHN variant
+    with two fully connected layers; the paper's widths are in its code, 128 is ours), Kaiming
+    (He) initialisation of the weights.
+
+    >>> sum(p.numel() for p in make_fedau_cnn(side=8, hidden=16).parameters())
+    12378
+    """
+    from torch import nn
+
+    h = 128 if hidden is None else hidden
+    net = nn.Sequential(
+        nn.Conv2d(channels, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * (side // 4) ** 2, h), nn.ReLU(), nn.Linear(h, classes))
+    for m in net:
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.kaiming_uniform_(m.weight, nonlinearity="relu")
+    return net
+
+
+def load_cifar_bin(path):
+    """Read CIFAR-10 binary batches (``data_batch_*.bin`` / ``test_batch.bin``: records of one
+    label byte and 3 x 32 x 32 pixel bytes) from a file or a directory. Returns ``(images,
+    labels)``: (n, 3, 32, 32) floats in [0, 1] and (n,) ints. Data only, no pickle.
+
+    >>> import os, tempfile, numpy as np
+    >>> p = os.path.join(tempfile.mkdtemp(), "data_batch_1.bin")
+    >>> _ = open(p, "wb").write(bytes([7] + [255] * 3072 + [2] + [0] * 3072))
+    >>> X, y = load_cifar_bin(p)
+    >>> X.shape, y.tolist(), float(X[0].max())
+    ((2, 3, 32, 32), [7, 2], 1.0)
+    """
+    import os
+
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".bin"))
+    else:
+        files = [path]
+    if not files or not all(os.path.isfile(f) for f in files):
+        raise DomainError("path", path, "a CIFAR-10 binary file (.bin) or a directory of them")
+    raws = []
+    for f in files:
+        with open(f, "rb") as fh:
+            raw = np.frombuffer(fh.read(), dtype=np.uint8)
+        if raw.size == 0 or raw.size % 3073:
+            raise DomainError("path", f, "CIFAR-10 binary records of 3073 bytes")
+        raws.append(raw.reshape(-1, 3073))
+    rec = np.concatenate(raws)
+    return rec[:, 1:].reshape(-1, 3, 32, 32) / 255.0, rec[:, 0].astype(int)
 
 
 class _Core:
@@ -62,12 +123,12 @@ class _Core:
 
         self.ops, self.torch = ops, torch
         self.n_clients, self.dim = prob.n_clients, prob.dim
-        self.module = make_cnn(prob.side, prob.classes, prob.hidden).to(
-            device=ops.device, dtype=ops.dtype)
+        self.module = prob.network().to(device=ops.device, dtype=ops.dtype)
         self.names = [n for n, _ in self.module.named_parameters()]
         self.shapes = [tuple(p.shape) for _, p in self.module.named_parameters()]
         self.sizes = [math.prod(s) for s in self.shapes]
-        self.X = ops.asarray(prob.images[:, :, None, :, :])
+        self.X = ops.asarray(prob.images if prob.images.ndim == 5 else
+                             prob.images[:, :, None, :, :])
         self.y = torch.as_tensor(prob.labels, dtype=torch.long, device=ops.device)
         self.mask = torch.as_tensor(prob.mask, device=ops.device)
         self.counts = self.mask.sum(dim=1)
@@ -118,9 +179,11 @@ class _Core:
 class CNNProblem(FederatedProblem):
     """Federated image classification with the BM CNN (non-convex; no exact optima).
 
-    ``images`` (N, n_max, side, side), ``labels`` (N, n_max) ints in [0, classes), ``mask``
-    (N, n_max) bool; ``weights`` default n_i / n; ``seed`` draws the initial model ``x0`` (torch's
-    default layer initialisation from a seeded generator); ``l2`` adds l2/2 ||theta||^2.
+    ``images`` (N, n_max, side, side) or (N, n_max, channels, side, side), ``labels``
+    (N, n_max) ints in [0, classes), ``mask`` (N, n_max) bool; ``arch`` ``"bm"``
+    (:func:`make_cnn`) or ``"fedau"`` (:func:`make_fedau_cnn`); ``weights`` default n_i / n;
+    ``seed`` draws the initial model ``x0`` (torch's default layer initialisation from a
+    seeded generator); ``l2`` adds l2/2 ||theta||^2.
 
     >>> import numpy as np
     >>> p = CNNProblem(np.zeros((2, 3, 8, 8)), np.zeros((2, 3), int), np.ones((2, 3), bool))
@@ -131,15 +194,21 @@ class CNNProblem(FederatedProblem):
     kind = "cnn"
 
     def __init__(self, images, labels, mask, classes: int = 10, weights=None, seed: int = 0,
-                 hidden: int | None = None, l2: float = 0.0, name: str = "cnn"):
+                 hidden: int | None = None, l2: float = 0.0, name: str = "cnn",
+                 arch: str = "bm"):
         import torch
 
         images = np.asarray(images, dtype=float)
         mask = np.asarray(mask, dtype=bool)
-        if images.ndim != 4 or images.shape[2] != images.shape[3] or images.shape[2] % 4:
-            raise DomainError("images", images, "array (N, n_max, side, side), side a multiple "
-                                                "of 4")
-        N, n_max, side = images.shape[0], images.shape[1], images.shape[2]
+        if arch not in ("bm", "fedau"):
+            raise DomainError("arch", arch, "'bm' or 'fedau'")
+        if images.ndim not in (4, 5) or images.shape[-1] != images.shape[-2] or \
+                images.shape[-1] % 4:
+            raise DomainError("images", images, "array (N, n_max, [channels,] side, side), side "
+                                                "a multiple of 4")
+        N, n_max, side = images.shape[0], images.shape[1], images.shape[-1]
+        self.channels = 1 if images.ndim == 4 else images.shape[2]
+        self.arch = arch
         labels = np.asarray(labels)
         if mask.shape != (N, n_max) or labels.shape != (N, n_max):
             raise DomainError("mask", mask, f"bool array of shape ({N}, {n_max}) (and labels)")
@@ -149,7 +218,7 @@ class CNNProblem(FederatedProblem):
         lab = labels[mask]
         if lab.min() < 0 or lab.max() >= classes:
             raise DomainError("labels", lab, f"integers in [0, {classes - 1}]")
-        self.images = np.where(mask[..., None, None], images, 0.0)
+        self.images = np.where(mask.reshape(mask.shape + (1,) * (images.ndim - 2)), images, 0.0)
         self.labels = np.where(mask, labels, 0).astype(int)
         self.mask, self.side, self.classes, self.hidden = mask, side, int(classes), hidden
         self.l2 = float(l2)
@@ -162,13 +231,19 @@ class CNNProblem(FederatedProblem):
         gen_state = torch.random.get_rng_state()
         try:
             torch.manual_seed(int(seed))
-            net = make_cnn(side, self.classes, hidden).double()
+            net = self.network().double()
         finally:
             torch.random.set_rng_state(gen_state)
         self.x0 = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy().copy()
         self.dim = int(self.x0.size)
         self.test = None
         self._cpu = None
+
+    def network(self):
+        """A fresh torch module of this problem's architecture."""
+        if self.arch == "fedau":
+            return make_fedau_cnn(self.side, self.classes, self.hidden, self.channels)
+        return make_cnn(self.side, self.classes, self.hidden, self.channels)
 
     @property
     def Gamma(self) -> float:
@@ -219,14 +294,26 @@ class CNNProblem(FederatedProblem):
                 "y": self.labels, "mask": self.mask, "kind": "cnn", "classes": self.classes,
                 "p": self.p}
 
-    def accuracy(self, w, X, y) -> float:
-        """Accuracy of parameters ``w`` on images ``X`` (n, side, side) with labels ``y``.
+    def accuracy(self, w, X, y, offset=None) -> float:
+        """Accuracy of parameters ``w`` on images ``X`` (n, [channels,] side, side) with labels
+        ``y`` (``offset`` is ignored: the signature of :class:`toys.engine.TestMetrics`).
 
         >>> import numpy as np
         >>> p = CNNProblem(np.zeros((1, 2, 8, 8)), np.zeros((1, 2), int), np.ones((1, 2), bool))
         >>> 0.0 <= p.accuracy(p.x0, np.zeros((4, 8, 8)), np.zeros(4, int)) <= 1.0
         True
         """
+        logits = self._logits(w, X)
+        return float((logits.argmax(1) == np.asarray(y)).mean())
+
+    def pooled_loss(self, w, X, y, offset=None) -> float:
+        """Mean cross-entropy of ``w`` on images ``X`` with labels ``y`` (no l2 term)."""
+        z = self._logits(w, X)
+        z = z - z.max(axis=1, keepdims=True)
+        lsm = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        return float(-lsm[np.arange(len(z)), np.asarray(y, dtype=int)].mean())
+
+    def _logits(self, w, X) -> np.ndarray:
         import torch
         from torch.func import functional_call
 
@@ -234,9 +321,11 @@ class CNNProblem(FederatedProblem):
         theta = c.ops.asarray(w)
         params = {n: t.reshape(s) for n, t, s in
                   zip(c.names, torch.split(theta, c.sizes), c.shapes)}
+        X = np.asarray(X, dtype=float)
         with torch.no_grad():
-            logits = functional_call(c.module, params, (c.ops.asarray(np.asarray(X)[:, None]),))
-        return float((logits.argmax(1).numpy() == np.asarray(y)).mean())
+            logits = functional_call(c.module, params,
+                                     (c.ops.asarray(X[:, None] if X.ndim == 3 else X),))
+        return logits.cpu().numpy()
 
 
 def cnn_problem(source, seed: int = 0, hidden: int | None = None, l2: float = 0.0,

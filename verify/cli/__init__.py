@@ -25,7 +25,7 @@ import sys
 __all__ = ["main", "build_parser", "UsageError"]
 
 # command groups, in --help order: (module, name)
-_GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "verify")
+_GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "verify", "reproduce")
 
 
 class UsageError(Exception):

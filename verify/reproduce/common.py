@@ -1,0 +1,216 @@
+"""Shared pieces of the reproductions: stand-in data, federated problems without optima, runs
+with test accuracy per round, rounds-to-target statistics.
+
+Data. Nothing is downloaded: scikit-learn's bundled ``digits`` (1797 8x8 images, 10 classes) is
+the stand-in for MNIST / FMNIST / FEMNIST / CIFAR-10; with ``Config.data`` a directory holding the
+user's own files replaces it: MNIST IDX (``train-images-idx3-ubyte[.gz]`` +
+``train-labels-idx1-ubyte[.gz]``), LEAF JSON (``*.json``) or CIFAR-10 binary batches
+(``*.bin``), subsampled to the experiment's size.
+
+Example
+-------
+>>> import numpy as np
+>>> from verify.reproduce.common import federate, pool
+>>> X, y, what = pool(None, max_samples=400, seed=0)
+>>> prob = federate(X, y, "pathological", n_clients=5, seed=0, k=2)
+>>> prob.n_clients, prob.x_star is None, prob.test["X"].shape[1]
+(5, True, 64)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from boundlab.errors import DomainError
+
+__all__ = ["NoOptima", "acc_curves", "ci95", "federate", "pool", "rounds_to", "run_acc",
+           "torch_backend"]
+
+DIGITS = "scikit-learn's bundled digits (1797 8x8 images, 10 classes; offline stand-in)"
+
+
+def pool(data_dir, max_samples: int | None = None, seed: int = 0):
+    """``(X, y, description)``: the pooled training data (rows = flattened images)."""
+    import toys
+
+    rng = np.random.default_rng(seed)
+    if data_dir is None:
+        X, y = toys.load_bundled("digits")
+        what = DIGITS
+    else:
+        X, y, what = _user_data(os.fspath(data_dir))
+    if max_samples is not None and max_samples < len(y):
+        keep = np.sort(rng.choice(len(y), size=max_samples, replace=False))
+        X, y = X[keep], y[keep]
+    _, y = np.unique(y, return_inverse=True)
+    return np.asarray(X, dtype=float), y.reshape(-1), what
+
+
+def _user_data(d):
+    import toys
+    from toys.problems.cnn import load_cifar_bin
+
+    if not os.path.isdir(d):
+        raise DomainError("data", d, "a directory with MNIST IDX, LEAF JSON or CIFAR-10 .bin "
+                                     "files")
+    files = sorted(os.listdir(d))
+    imgs = [f for f in files if f.startswith("train-images")]
+    labs = [f for f in files if f.startswith("train-labels")]
+    if imgs and labs:
+        X = toys.load_idx(os.path.join(d, imgs[0])).astype(float)
+        y = toys.load_idx(os.path.join(d, labs[0])).reshape(-1)
+        X = X.reshape(len(X), -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
+        return X, y, f"the user's IDX files {imgs[0]} / {labs[0]} in {d}"
+    if any(f.endswith(".json") for f in files):
+        _, Xs, ys = toys.load_leaf(d)
+        return np.concatenate(Xs), np.concatenate(ys), f"the user's LEAF JSON files in {d}"
+    bins = [f for f in files if f.endswith(".bin") and "test" not in f]
+    if bins:
+        X, y = load_cifar_bin(os.path.join(d, bins[0]) if len(bins) == 1 else d)
+        return X.reshape(len(X), -1), y, f"the user's CIFAR-10 binary batches in {d}"
+    raise DomainError("data", d, "a directory with MNIST IDX (train-images/train-labels), "
+                                 "LEAF *.json or CIFAR-10 *.bin files")
+
+
+class NoOptima:
+    """A problem seen without its exact optima (x*, F*, F_i* = None): the experiments need
+    test accuracy, not gaps, and solving the optima of a 640-dimensional softmax regression
+    per client costs more than the runs. Everything else is the wrapped problem's."""
+
+    x_star = F_star = x_star_i = F_star_i = None
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _partition(y, scheme, N, rng, **opt):
+    from toys.problems import partitions as P
+
+    if scheme == "iid":
+        return P.partition_iid(len(y), N, rng, opt.get("size_sigma", 0.0))
+    if scheme == "shards":
+        return P.partition_shards(y, N, rng, opt.get("shards_per_client", 2))
+    if scheme == "pathological":
+        return P.partition_pathological(y, N, opt.get("k", 2), rng)
+    if scheme == "dirichlet":
+        return P.partition_dirichlet(y, N, opt.get("alpha", 0.5), rng)
+    if scheme == "dirichlet_lognormal":
+        return P.partition_dirichlet_lognormal(y, N, opt.get("alpha", 0.1),
+                                               opt.get("size_sigma", 1.0), rng)
+    raise DomainError("partition", scheme, "iid, shards, pathological, dirichlet, "
+                                           "dirichlet_lognormal")
+
+
+def federate(X, y, scheme: str, n_clients: int, seed: int, test_fraction: float = 0.2,
+             l2: float = 1e-3, model: str = "logistic", hidden: int = 128, weights=None,
+             **opt):
+    """A federated problem on (X, y): a random held-out test set, standardised features
+    (training statistics), the training rows split by ``scheme`` (``iid``, ``shards``,
+    ``pathological``, ``dirichlet``, ``dirichlet_lognormal``), then ``model`` ``logistic``
+    (softmax regression, convex, l2) or ``mlp`` (one hidden ReLU layer). No exact optima.
+    ``weights`` the client weights p (default n_i / n; ``"uniform"``: 1/N)."""
+    import toys
+    from toys.problems.datasets import standardize
+
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(y))
+    n_test = round(test_fraction * len(y))
+    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    Z, mean, std = standardize(X[tr])
+    parts = _partition(y[tr], scheme, n_clients, rng, **opt)
+    C = int(y.max()) + 1
+    w = np.ones(n_clients) if isinstance(weights, str) and weights == "uniform" else weights
+    prob = toys.logistic([Z[ix] for ix in parts], [y[tr][ix] for ix in parts], l2=l2,
+                         classes=C, multiclass=True, name=f"{scheme}", weights=w)
+    prob.test = {"X": standardize(X[te], mean, std)[0], "y": y[te]}
+    prob.parts = parts
+    prob.train_labels = y[tr]
+    if model == "mlp":
+        from toys.problems.mlp import mlp_problem
+
+        mp = mlp_problem(prob, hidden=hidden, l2=l2, seed=seed)
+        mp.parts, mp.train_labels = parts, y[tr]
+        return mp
+    return NoOptima(prob)
+
+
+def torch_backend(cfg) -> str:
+    """The backend of the CNN / MLP experiments: ``cfg.backend``, or for ``"auto"`` torch when
+    CUDA is available and numpy otherwise (torch on a busy 2-core CPU is ~10x slower than the
+    numpy MLP here)."""
+    if cfg.backend != "auto":
+        return cfg.backend
+    try:
+        import torch
+    except ImportError:
+        return "numpy"
+    return "torch" if torch.cuda.is_available() else "numpy"
+
+
+def run_acc(prob, algo, *, rounds: int, seed: int, backend: str = "numpy", device=None,
+            participation="full", extra=(), **hyper):
+    """One run with test accuracy recorded after every round; returns the Trace."""
+    import toys
+    from toys.engine import TestMetrics
+
+    kw = {} if backend == "numpy" else {"device": device}
+    return toys.run(prob, algo, rounds=rounds, seed=seed, record="none", backend=backend,
+                    participation=participation,
+                    callbacks=[TestMetrics(prob), *extra], **kw, **hyper)
+
+
+def acc_curves(make_prob, algo, *, rounds: int, seeds, **kw) -> np.ndarray:
+    """Test accuracy (len(seeds), rounds): one problem per seed (``make_prob(seed)``), one run."""
+    return np.stack([run_acc(make_prob(s), algo, rounds=rounds, seed=s, **kw)
+                     .metrics["test_accuracy"] for s in seeds])
+
+
+def rounds_to(acc: np.ndarray, target: float) -> np.ndarray:
+    """R_x per run: the number of rounds after which the accuracy first reaches ``target``
+    (NaN when never: censored).
+
+    >>> rounds_to(np.array([[0.5, 0.9, 0.95], [0.1, 0.2, 0.3]]), 0.9).tolist()
+    [2.0, nan]
+    """
+    acc = np.atleast_2d(acc)
+    hit = acc >= target
+    return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1.0, np.nan)
+
+
+def ci95(values) -> tuple[float, float, int]:
+    """(mean, half-width of the 95 % t interval, n) of the finite values (NaN, NaN, 0 if none).
+
+    >>> m, h, n = ci95([1.0, 2.0, 3.0])
+    >>> m, round(h, 4), n
+    (2.0, 2.4841, 3)
+    """
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return math.nan, math.nan, 0
+    if v.size == 1:
+        return float(v[0]), math.nan, 1
+    h = stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    return float(v.mean()), float(h), int(v.size)
+
+
+def fmt_ci(values) -> str:
+    """'mean ± h (n/N reached)' of R_x values (NaN = censored).
+
+    >>> fmt_ci([2.0, 4.0, float("nan")])
+    '3.00 ± 12.71 (2/3 reached)'
+    """
+    m, h, n = ci95(values)
+    N = len(values)
+    if n == 0:
+        return f"never reached (0/{N})"
+    tail = "" if n == N else f" ({n}/{N} reached)"
+    return f"{m:.2f}" + ("" if math.isnan(h) else f" ± {h:.2f}") + tail

@@ -1,0 +1,186 @@
+"""The registry of reproduced experiments: one :class:`Experiment` per figure / table of the
+papers' §6 that runs offline, each returning a :class:`Result` (tidy rows, a figure, and
+:class:`Claim` s that put the paper's reported numbers beside ours under a stated rule).
+
+Example
+-------
+>>> from verify.reproduce.registry import Claim
+>>> c = Claim("R90 FedSoftMax < FedAvg", paper="8.28 < 15.36", ours="3.0 < 5.0",
+...           rule="same ordering", ok=True)
+>>> c.outcome
+'matches'
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from boundlab.errors import UnknownNameError
+
+__all__ = ["Claim", "Config", "Experiment", "Result", "experiments", "get", "register",
+           "select", "PAPERS"]
+
+PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
+          "001": "Ben Mansour, Duplessis, Carenini, Naccache (BM-B)",
+          "002": "Wang & Ji, FedAU",
+          "003": "Buttaci & Calafiore",
+          "004": "Dhasade, Kremer, Renard (DKR)"}
+_MODULES = ("seed000", "seed001", "seed002", "seed003", "seed004")
+
+
+@dataclass(frozen=True)
+class Config:
+    """How an experiment runs: ``quick`` (small sizes, few seeds), ``backend`` (``"auto"``:
+    torch on CUDA when present, else numpy; ``"numpy"``; ``"torch"``), ``device``, ``data``
+    (a directory with the user's own MNIST IDX / LEAF JSON / CIFAR-10 binary files, replacing
+    the stand-ins), ``seeds`` (overrides the number of seeds) and ``tiny`` (the tests' size).
+
+    >>> Config(quick=True).pick(10, 3), Config(tiny=True).pick(10, 3, 1)
+    (3, 1)
+    """
+
+    quick: bool = False
+    backend: str = "auto"
+    device: str | None = None
+    data: str | None = None
+    seeds: int | None = None
+    tiny: bool = False
+
+    def pick(self, full, quick, tiny=None):
+        if self.tiny:
+            return quick if tiny is None else tiny
+        return quick if self.quick else full
+
+    def n_seeds(self, full: int, quick: int, tiny: int = 1) -> int:
+        return self.seeds if self.seeds is not None else self.pick(full, quick, tiny)
+
+    @property
+    def size(self) -> str:
+        return "tiny" if self.tiny else ("quick" if self.quick else "full")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparison: ``what`` is compared, the ``paper`` 's reported number(s), ``ours``, the
+    ``rule`` that decides, whether it holds (``ok``) and ``how`` it differs when not."""
+
+    what: str
+    paper: str
+    ours: str
+    rule: str
+    ok: bool
+    how: str = ""
+
+    @property
+    def outcome(self) -> str:
+        return "matches" if self.ok else "differs"
+
+
+@dataclass
+class Result:
+    """What an experiment produced (before it is written out)."""
+
+    rows: list
+    claims: list
+    figure: object = None
+    setup: str = ""
+    notes: list = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        return "matches" if self.claims and all(c.ok for c in self.claims) else "differs"
+
+    @property
+    def how(self) -> str:
+        bad = [c for c in self.claims if not c.ok]
+        if not self.claims:
+            return "no claim could be compared"
+        return "; ".join(f"{c.what}: {c.how or 'rule not met'}" for c in bad)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment: ``id`` ``"PAPER:ITEM"``, the paper's ``ref`` (figure / table
+    number), a ``title``, the ``stand_in`` data and model (vs the paper's), the paper's
+    ``reported`` numbers (from the spec) and ``fn(cfg) -> Result``."""
+
+    id: str
+    ref: str
+    title: str
+    stand_in: str
+    reported: str
+    fn: Callable = field(repr=False)
+
+    @property
+    def paper(self) -> str:
+        return self.id.split(":")[0]
+
+    @property
+    def item(self) -> str:
+        return self.id.split(":")[1]
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def register(id: str, ref: str, title: str, stand_in: str, reported: str):
+    """Decorator registering ``fn(cfg) -> Result`` as experiment ``id`` (``"PAPER:ITEM"``)."""
+
+    def deco(fn):
+        _REGISTRY[id] = Experiment(id, ref, title, stand_in, reported, fn)
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    for m in _MODULES:
+        importlib.import_module(f"verify.reproduce.{m}")
+
+
+def experiments() -> list[Experiment]:
+    """Every registered experiment, in paper order.
+
+    >>> len({e.paper for e in experiments()})
+    5
+    """
+    _load()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY, key=_order)]
+
+
+def _order(key: str):
+    paper, item = key.split(":")
+    return paper, list(_REGISTRY).index(key)
+
+
+def get(id: str) -> Experiment:
+    """The experiment ``id``.
+
+    >>> get("000:nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.UnknownNameError: unknown experiment '000:nope'; valid: ...
+    """
+    _load()
+    if id not in _REGISTRY:
+        raise UnknownNameError("experiment", id, [e.id for e in experiments()])
+    return _REGISTRY[id]
+
+
+def select(spec: str | None = None) -> list[Experiment]:
+    """``None`` (all), a paper (``"002"``) or one item (``"002:table1"``).
+
+    >>> [e.id for e in select("004")][:1]
+    ['004:fig2']
+    """
+    allx = experiments()
+    if spec is None or spec in ("", "all"):
+        return allx
+    if ":" in spec:
+        return [get(spec)]
+    chosen = [e for e in allx if e.paper == spec]
+    if not chosen:
+        raise UnknownNameError("paper", spec, sorted(PAPERS) + [e.id for e in allx])
+    return chosen
