@@ -170,15 +170,39 @@ def output_set(path, name: str = "out"):
     """
     target = check_output_dir(path, name)
     _clean_stale(target)
+    # Ctrl-C / SIGTERM / SIGHUP are held back while the staging directory is created and while
+    # it is removed, so a signal can never land between its creation and the cleanup's reach
+    mask = _block_signals()
     stage = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}{_STAGE}{os.getpid()}-",
                                           dir=target.resolve().parent))
     old_handlers = _trap_signals()
     try:
+        _unblock_signals(mask)  # a signal that arrived meanwhile is raised here, inside the try
         yield stage
         _swap(stage, target.resolve())
     finally:
-        _restore_signals(old_handlers)
-        shutil.rmtree(stage, ignore_errors=True)
+        mask = _block_signals()
+        try:
+            _restore_signals(old_handlers)
+            shutil.rmtree(stage, ignore_errors=True)
+        finally:
+            _unblock_signals(mask)
+
+
+_HELD = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s)
+
+
+def _block_signals():
+    """Hold back the interrupting signals (main thread, POSIX); returns what to restore."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+
+def _unblock_signals(mask) -> None:
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 class _Terminated(BaseException):
