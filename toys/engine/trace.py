@@ -42,12 +42,12 @@ Example
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from boundlab.errors import DomainError
+from boundlab.io import atomic_path
 
 __all__ = ["Trace"]
 
@@ -248,19 +248,11 @@ class Trace:
                 raise DomainError("path", path, "a .csv path (Parquet needs pyarrow, "
                                                 "which is not installed)")
         frame = frames[what]()
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=directory)
-        os.close(fd)
-        try:
+        with atomic_path(path) as tmp:
             if parquet:
                 frame.to_parquet(tmp, index=False)
             else:
                 frame.to_csv(tmp, index=False)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
         return path
 
     def to_log(self, p=None):

@@ -28,12 +28,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import warnings
 
 import numpy as np
 
 from boundlab.errors import DomainError
+from boundlab.io import atomic_path
 
 __all__ = ["to_log", "write_log", "read_log", "FORMATS"]
 
@@ -78,20 +78,13 @@ def write_log(trace_or_frame, path, p=None) -> str:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise DomainError("path", path, "a file in an existing directory")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         if kind == "parquet":
             frame.to_parquet(tmp, index=False)
         elif kind == "json":
             _write_json(frame, tmp)
         else:
             frame.to_csv(tmp, index=False, float_format="%.17g")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return path
 
 
