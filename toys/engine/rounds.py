@@ -197,7 +197,6 @@ def _mark_gap_divergence(st, trace) -> None:
     if over.size and (st.diverged_at is None or over[0] < st.diverged_at):
         r = int(over[0])
         st.diverged_at = r
-        trace.state["gap"][r + 1:] = _NAN
         for k in trace.state:
             trace.state[k][r + 1:] = _NAN
         for k in trace.per_round:
