@@ -75,6 +75,13 @@ class LocalSteps:
         return replace(self, local_steps=tau, lrs=lrs, prox=prox,
                        batch_size=value(hyper, "batch_size", self.batch_size))
 
+    @property
+    def first_grad_at_x(self) -> bool:
+        """Whether local step 0 takes the full gradient at x of every client it trains (full
+        batch): the engine then reads the state metrics' gradients from the observer instead
+        of computing them again."""
+        return self.batch_size is None
+
     def init(self, x, n_clients):
         return ()
 
@@ -111,6 +118,8 @@ class BetaPerturbed(LocalSteps):
         g = graph_for(setup, hyper.get("messages"))
         return replace(piece, beta=beta, P=setup.asarray(g["P"]),
                        degree=setup.asarray(g["degree"]))
+
+    first_grad_at_x = False  # step 0 takes the gradient at beta x + (1 - beta) u_i
 
     def init(self, x, n_clients):
         return broadcast_rows(x, n_clients)
@@ -213,7 +222,7 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
     return W
 
 
-_FUSED_RECORD_BYTES = 1 << 26  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer
+_FUSED_RECORD_BYTES = 1 << 28  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer
 
 
 def _fused(oracle, fused, x, lrs, prox, observer, G0, W0):
@@ -230,6 +239,9 @@ def _fused(oracle, fused, x, lrs, prox, observer, G0, W0):
     W = broadcast_rows(x, N) if W0 is None else np.array(W0, copy=True)
     W = fused(W, x, lrs, prox, G0, Ws, Gs)
     if W is not None and observer is not None:
-        for k, lr in enumerate(lrs):
-            observer(k, Ws[k], Gs[k], float(lr))
+        if callable(getattr(observer, "observe_all", None)):
+            observer.observe_all(Ws, Gs)
+        else:
+            for k, lr in enumerate(lrs):
+                observer(k, Ws[k], Gs[k], float(lr))
     return W

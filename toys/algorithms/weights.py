@@ -381,7 +381,7 @@ def rho(alpha, excess, p, scale=1.0):
     1.3333333333333333
     """
     xp = array_namespace(alpha)
-    num = xp.sum(alpha * excess)
-    den = xp.sum(p * excess)
+    num = xp.sum(alpha * excess, axis=-1)  # excess (m, N): m values at once
+    den = xp.sum(p * excess, axis=-1)
     ok = den > 1e-12 * scale
     return xp.where(ok, num / xp.where(ok, den, 1.0), math.nan)

@@ -19,8 +19,8 @@ import numpy as np
 from .._array import array_namespace, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["RI", "ROUND", "STATE", "make_observer", "round_summaries", "state_metrics",
-           "zeta_obs"]
+__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "make_observer",
+           "round_summaries", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
 
 # rows of the per-step buffer (the first seven are the public ``Trace.steps`` arrays)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, DMEAN, DSUM = range(9)
@@ -41,20 +41,31 @@ def _nanmin(v):
 def state_metrics(ctx, S, j, x, W0):
     """loss, gap, dist2, ||grad F||^2 and max_i ||grad F_i - grad F|| at x into column j of
     ``S``; returns (client losses, client gradients)."""
+    L = state_losses(ctx, S, j, x)
+    G = ctx.oracle.grads(W0)
+    state_grads(ctx, S, j, G)
+    return L, G
+
+
+def state_losses(ctx, S, j, x):
+    """loss, gap and dist2 at x into column j of ``S``; returns the client losses."""
     xp = array_namespace(x)
-    orc, p = ctx.oracle, ctx.p
-    L = orc.losses(x)
-    G = orc.grads(W0)
-    F = p @ L
+    L = ctx.oracle.losses(x)
+    F = ctx.p @ L
     S[0, j] = F
-    gF = p @ G
-    S[3, j] = xp.sum(gF * gF)
-    S[4, j] = xp.sqrt(xp.max(sqnorm_rows(G - gF[None, :])))
     if ctx.x_star is not None:
         S[1, j] = F - ctx.F_star
         dx = x - ctx.x_star
         S[2, j] = xp.sum(dx * dx)
-    return L, G
+    return L
+
+
+def state_grads(ctx, S, j, G):
+    """||grad F||^2 and max_i ||grad F_i - grad F|| from the client gradients G at x."""
+    xp = array_namespace(G)
+    gF = ctx.p @ G
+    S[3, j] = xp.sum(gF * gF)
+    S[4, j] = xp.sqrt(xp.max(sqnorm_rows(G - gF[None, :])))
 
 
 def rho_sync(ctx, RB, r, a_v, L, F):
@@ -68,33 +79,117 @@ def rho_sync(ctx, RB, r, a_v, L, F):
         RB[RI["rho_star"], r] = rho(a_v, ctx.y_star, ctx.p, scale=ctx.F_scale)
 
 
-def make_observer(ctx, B, a_v, mask, n_part, with_losses):
-    """``observe(k, W, G, lr)``: the per-step measurements of local step k into ``B``."""
-    orc, p = ctx.oracle, ctx.p
-    xp = array_namespace(p)
+STASH_BYTES = 1 << 28
+"""Largest per-round stash (the iterates and gradients of every local step, 2 tau N d
+numbers) an :class:`Observer` keeps to measure all the steps at once; beyond it each step is
+measured when it happens (the same values, tau loss evaluations instead of one batched one)."""
 
-    def observe(k, W, G, lr):
-        wbar = a_v @ W
-        dn = sqnorm_rows(W - wbar[None, :])
-        dn_p = xp.where(mask, dn, 0.0)
-        B[DMAX, k] = xp.max(dn_p)
-        B[DMEAN, k] = xp.sum(dn_p) / n_part
-        B[DSUM, k] = xp.sum(dn_p)
-        B[DISC, k] = a_v @ dn
-        B[G2, k] = xp.max(xp.where(mask, sqnorm_rows(G), 0.0))
+
+class Observer:
+    """The per-step measurements of a round (virtual / shadow average, drift, gradients) into
+    the buffer ``B`` (9, tau).
+
+    A client piece calls ``observer(k, W, G, lr)`` after local step k (the protocol of
+    :mod:`toys.algorithms.client`); a fused kernel that keeps the stacks of every step may call
+    ``observe_all(Ws, Gs)`` once instead. The steps are stashed and measured together by
+    :meth:`flush` (one batched loss evaluation at the tau shadow points, through the oracle's
+    ``losses_at`` when it has one), unless the stash would exceed :data:`STASH_BYTES`.
+    ``first_grads`` is the gradient stack of step 0 (the full gradients at x for a full-batch
+    piece), kept for the state metrics.
+    """
+
+    def __init__(self, ctx, B, a_v, mask, n_part, with_losses):
+        self.ctx, self.B, self.a_v, self.mask = ctx, B, a_v, mask
+        self.n_part, self.with_losses = n_part, with_losses
+        self.tau = B.shape[1]
+        self.Ws = self.Gs = self.first_grads = None
+        self._stashed = 0
+
+    def __call__(self, k, W, G, lr):
+        xp = array_namespace(W)
+        if k == 0:
+            self.first_grads = xp.asarray(G, copy=True)
+        if self.Ws is None and 2 * self.tau * W.shape[0] * W.shape[1] * 8 <= STASH_BYTES:
+            shape = (self.tau, *W.shape)
+            self.Ws = xp.empty(shape, dtype=W.dtype, device=_device(W))
+            self.Gs = xp.empty(shape, dtype=W.dtype, device=_device(W))
+        if self.Ws is None:
+            self._measure(k, k + 1, W[None], G[None])
+        else:
+            self.Ws[k], self.Gs[k] = W, G
+            self._stashed = k + 1
+
+    def observe_all(self, Ws, Gs):
+        """Every step at once: ``Ws``, ``Gs`` (tau, N, d), the iterates and the gradients."""
+        self.first_grads = Gs[0]
+        self._measure(0, Ws.shape[0], Ws, Gs)
+
+    def flush(self):
+        """Measure the stashed steps (call once, after the client update)."""
+        if self._stashed:
+            k, self._stashed = self._stashed, 0
+            self._measure(0, k, self.Ws[:k], self.Gs[:k])
+
+    def _measure(self, k0, k1, Ws, Gs):
+        ctx, B, a_v, mask = self.ctx, self.B, self.a_v, self.mask
+        xp = array_namespace(Ws)
+        m = Ws.shape[0]
+        # per-step products (a stacked matmul would sum in another order: other last bits)
+        wbar = xp.stack([a_v @ Ws[j] for j in range(m)])  # (m, d): the virtual averages
+        D = Ws - wbar[:, None, :]
+        dn = _sqnorm_last(D)
+        dn_p = xp.where(mask[None, :], dn, 0.0)
+        B[DMAX, k0:k1] = xp.max(dn_p, axis=1)
+        B[DSUM, k0:k1] = xp.sum(dn_p, axis=1)
+        B[DMEAN, k0:k1] = B[DSUM, k0:k1] / self.n_part
+        B[DISC, k0:k1] = xp.stack([a_v @ dn[j] for j in range(m)])
+        B[G2, k0:k1] = xp.max(xp.where(mask[None, :], _sqnorm_last(Gs), 0.0), axis=1)
         if ctx.x_star is not None:
-            dx = wbar - ctx.x_star
-            B[DIST2, k] = xp.sum(dx * dx)
-        if with_losses:
-            Lv = orc.losses(wbar)
-            F = p @ Lv
-            if ctx.x_star is not None:
-                B[SHADOW, k] = F - ctx.F_star
-            if ctx.F_star_i is not None:
-                B[RHO, k] = rho(a_v, Lv - ctx.F_star_i, p,
+            dx = wbar - ctx.x_star[None, :]
+            B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
+        if self.with_losses:
+            self._losses(k0, k1, wbar)
+
+    def _losses(self, k0, k1, wbar):
+        ctx, B = self.ctx, self.B
+        xp = array_namespace(wbar)
+        Lv = losses_at(ctx.oracle, wbar)  # (m, N)
+        F = xp.stack([ctx.p @ Lv[j] for j in range(Lv.shape[0])])
+        if ctx.x_star is not None:
+            B[SHADOW, k0:k1] = F - ctx.F_star
+        if ctx.F_star_i is not None:
+            B[RHO, k0:k1] = rho(self.a_v, Lv - ctx.F_star_i[None, :], ctx.p,
                                 scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
 
-    return observe
+
+def make_observer(ctx, B, a_v, mask, n_part, with_losses):
+    """The round's :class:`Observer` (kept for callers of the function form)."""
+    return Observer(ctx, B, a_v, mask, n_part, with_losses)
+
+
+def losses_at(oracle, P):
+    """Every client's loss at each of the points ``P`` (m, d): an (m, N) array. One batched
+    evaluation through the oracle's ``losses_at`` when it has one, else m ``losses`` calls."""
+    fn = getattr(oracle, "losses_at", None)
+    if fn is not None:
+        out = fn(P)
+        if out is not None:
+            return out
+    xp = array_namespace(P)
+    return xp.stack([oracle.losses(P[j]) for j in range(P.shape[0])])
+
+
+def _sqnorm_last(A):
+    """Squared norms along the last axis of a 3-d stack."""
+    if isinstance(A, np.ndarray):
+        return np.einsum("kij,kij->ki", A, A)
+    return (A * A).sum(dim=-1)
+
+
+def _device(a):
+    from array_api_compat import device
+
+    return device(a)
 
 
 def round_summaries(RB, B, r, tau):

@@ -91,15 +91,17 @@ def _weights(ctx, st, r, L, mask):
 
 
 def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G):
-    """The clients' round, with the per-step observer when measuring."""
+    """The clients' round, with the per-step observer when measuring; returns (W, the
+    observer's step-0 gradients or None)."""
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
         B = ctx.ops.full((9, ctx.local_steps), _NAN)
-        observer = m.make_observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
+        observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)
     if B is not None:
+        observer.flush()
         tau, RB = ctx.local_steps, st.buffers["RB"]
         B[m.LR] = ctx.ops.asarray(ctx.lrs[r * tau:(r + 1) * tau])
         m.round_summaries(RB, B, r, tau)
@@ -107,7 +109,21 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G):
             st.buffers["BS"][:, r, :] = B[:7]
         if ctx.record == "step":
             RB[m.RI["zeta_obs"], r] = m.zeta_obs(ctx, W, mask_np)
-    return W
+    return W, None if observer is None else observer.first_grads
+
+
+def _measure_start(ctx, st, r, x, W0, n_part):
+    """The state metrics at x_r before the round: the losses now; the gradients now, or after
+    the round from the piece's first local step when that step is the full gradient at x of
+    every client (``first_grad_at_x``: full batch, full participation), which saves a pass
+    over the data. Returns (L, G or None = deferred)."""
+    S = st.buffers["S"]
+    L = m.state_losses(ctx, S, r, x)
+    if n_part == ctx.n_clients and getattr(ctx.algo.client, "first_grad_at_x", False):
+        return L, None
+    G = ctx.oracle.grads(W0)
+    m.state_grads(ctx, S, r, G)
+    return L, G
 
 
 def one_round(ctx, st: State) -> None:
@@ -122,7 +138,7 @@ def one_round(ctx, st: State) -> None:
     W0 = broadcast_rows(x, N)
     L = G = None
     if ctx.record != "none":
-        L, G = m.state_metrics(ctx, buf["S"], r, x, W0)
+        L, G = _measure_start(ctx, st, r, x, W0, n_part)
     elif getattr(ctx.algo.weights, "needs_losses", True):
         L = orc.losses(x)
     coef = _weights(ctx, st, r, L, mask)
@@ -133,7 +149,9 @@ def one_round(ctx, st: State) -> None:
         buf["RB"][m.RI["n_participants"], r] = n_part
         if n_part:
             m.rho_sync(ctx, buf["RB"], r, a_v, L, buf["S"][0, r])
-    W = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G)
+    W, G_first = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G)
+    if ctx.record != "none" and G is None:  # deferred: the piece's step-0 gradients
+        m.state_grads(ctx, buf["S"], r, ctx.oracle.grads(W0) if G_first is None else G_first)
     Delta = W - x if n_part == N else array_namespace(W).where(mask[:, None], W - x, 0.0)
     x_new, st.server = ctx.algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
                                               mask=mask, p=ctx.p, round=r)

@@ -31,15 +31,16 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from boundlab.errors import DomainError
 
+from .._array import one_blas_thread
 from ..validation import check_float, check_int, check_weights
 from ._logistic_eval import PooledEvaluation
 from ._logistic_math import (
     binary_grads,
     binary_hessians,
+    binary_losses_at,
     binary_local_gd,
     multinomial_hessians,
     residual_offset,
@@ -157,6 +158,21 @@ class Logistic(PooledEvaluation, FederatedProblem):
             ell = lse - np.einsum("nkc,nkc->nk", self.Y, Z)
         reg = 0.5 * self.l2 * np.einsum("ni,ni->n", *(2 * [self._flat(T)]))
         return np.einsum("nk,nk->n", self.row_w, ell) + reg
+
+    def losses_at(self, P):
+        """Every client's loss at each of the points ``P`` (m, d) in one pass over the data:
+        (m, N) (:func:`~toys.problems._logistic_math.binary_losses_at`); None for multinomial
+        problems (the caller then evaluates point by point).
+
+        >>> import numpy as np, toys
+        >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
+        >>> P = np.array([[0.0, 0.0], [1.0, -1.0]])
+        >>> bool(np.allclose(prob.losses_at(P)[1], prob.losses(P[1]), rtol=1e-14))
+        True
+        """
+        if self.kind != "logistic":
+            return None
+        return binary_losses_at(self.X, self.y, self.row_w, self._off, self.l2, P)
 
     def grads(self, W):
         T = self._theta(W)
@@ -378,10 +394,10 @@ class Logistic(PooledEvaluation, FederatedProblem):
         if self.l2 == 0.0:
             self._check_finite_optimum(self.X, self.y, self.mask, "client")
         x = np.empty((self.n_clients, self.dim))
-        with threadpool_limits(1, user_api="blas"):  # small batched products: 1 thread wins
+        with one_blas_thread():  # small batched products: 1 thread wins
             for idx, sub in self._chunks():
                 x[idx] = newton(sub.losses, sub.grads, np.zeros((len(idx), self.dim)),
-                                hess=sub.hessians)
+                                hess=_rows_hessians(sub))
         self._optima.update(x_star_i=x, F_star_i=self.losses(x))
 
     def _hessian_F(self, w):
@@ -422,8 +438,8 @@ class Logistic(PooledEvaluation, FederatedProblem):
         def grad(T):
             return (p @ self.grads(T[0]))[None]
 
-        with threadpool_limits(1, user_api="blas"):
-            x = newton(fun, grad, start, hess=lambda T: self._hessian_F(T[0])[None])[0]
+        with one_blas_thread():
+            x = newton(fun, grad, start, hess=lambda T, rows: self._hessian_F(T[0])[None])[0]
         self._optima.update(x_star=x, F_star=self.F(x))
 
     def _check_finite_optimum(self, X, y, mask, what):
@@ -441,6 +457,17 @@ class Logistic(PooledEvaluation, FederatedProblem):
             raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {sep.tolist()[:10]} are "
                                            "(quasi-)separable: the unregularised loss has no "
                                            "finite minimiser")
+
+
+def _rows_hessians(sub):
+    """``hess(X, rows)`` for :func:`~toys.problems._newton.newton`: the Hessians of the
+    clients ``rows`` of ``sub`` only."""
+
+    def hess(X, rows):
+        part = sub if len(rows) == sub.n_clients else sub.subset(rows)
+        return part.hessians(X[rows])
+
+    return hess
 
 
 def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,

@@ -1,0 +1,103 @@
+"""The engine's measurements (toys.engine.measure): batched shadow losses, stashed steps,
+gradients read from the first local step; none of them changes what a run computes."""
+
+import mpmath
+import numpy as np
+import pytest
+
+import toys
+from toys.engine import measure
+from toys.problems.logistic import Logistic
+
+
+def _logistic(N=7, n=9, d=4, seed=0, offset=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, n, d))
+    y = (rng.random((N, n)) < 0.5).astype(float)
+    mask = np.ones((N, n), dtype=bool)
+    mask[0, -3:] = False  # a smaller client (padding rows)
+    off = rng.standard_normal((N, n)) if offset else None
+    return Logistic(X, y, mask, l2=0.05, offset=off)
+
+
+def _mp_loss(prob, i, w):
+    """Client i's loss at w in 50-digit arithmetic (an independent reference)."""
+    mpmath.mp.dps = 50
+    total = mpmath.mpf(0)
+    off = prob.offset if prob.offset is not None else np.zeros(prob.mask.shape)
+    for k in np.flatnonzero(prob.mask[i]):
+        z = mpmath.fsum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(prob.X[i, k], w))
+        z += mpmath.mpf(off[i, k])
+        total += mpmath.mpf(prob.row_w[i, k]) * (mpmath.log1p(mpmath.exp(z))
+                                                 - mpmath.mpf(prob.y[i, k]) * z)
+    return total + mpmath.mpf(prob.l2) / 2 * mpmath.fsum(mpmath.mpf(v) ** 2 for v in w)
+
+
+@pytest.mark.parametrize("offset", [False, True])
+def test_losses_at_matches_a_high_precision_reference(offset):
+    prob = _logistic(offset=offset)
+    P = np.random.default_rng(3).standard_normal((5, prob.dim)) * 3
+    L = prob.losses_at(P)
+    assert L.shape == (5, prob.n_clients)
+    for j in range(5):
+        for i in range(prob.n_clients):
+            ref = _mp_loss(prob, i, P[j])
+            assert abs(L[j, i] - float(ref)) <= 1e-14 * abs(float(ref)) + 1e-300
+        # and the single-point loss, to the same few ulps
+        np.testing.assert_allclose(L[j], prob.losses(P[j]), rtol=1e-14, atol=0)
+
+
+def test_losses_at_chunks_do_not_change_the_bits():
+    from toys.problems._logistic_math import binary_losses_at
+
+    prob = _logistic(N=11)
+    P = np.random.default_rng(4).standard_normal((3, prob.dim))
+    args = (prob.X, prob.y, prob.row_w, None, prob.l2, P)
+    np.testing.assert_array_equal(binary_losses_at(*args, chunk_bytes=1),
+                                  binary_losses_at(*args))
+
+
+def test_fallback_losses_at_is_one_call_per_point():
+    quad = toys.quadratic(n_clients=4, dim=3, seed=0)
+    P = np.random.default_rng(0).standard_normal((3, 3))
+    np.testing.assert_array_equal(measure.losses_at(quad, P),
+                                  np.stack([quad.losses(p) for p in P]))
+
+
+@pytest.mark.parametrize("algo,kw", [("fedavg", {}), ("fedprox", {"prox": 0.1}),
+                                     ("fedau", {"participation": "bernoulli:p=0.5"}),
+                                     ("fedavg", {"batch_size": 3})])
+def test_measurements_do_not_change_the_run(algo, kw):
+    prob = _logistic()
+    runs = {rec: toys.run(prob, algo, rounds=4, seed=1, lr=0.2, local_steps=3, record=rec, **kw)
+            for rec in ("none", "round", "step")}
+    for rec in ("round", "step"):
+        np.testing.assert_array_equal(runs[rec].final_model, runs["none"].final_model)
+        np.testing.assert_array_equal(runs[rec].alpha, runs["none"].alpha)
+
+
+def test_stashed_and_streamed_steps_agree(monkeypatch):
+    prob = _logistic()
+    kw = dict(rounds=3, seed=0, lr=0.3, local_steps=4, record="step")
+    stashed = toys.run(prob, "fedavg", **kw)
+    monkeypatch.setattr(measure, "STASH_BYTES", 0)  # measure every step as it happens
+    streamed = toys.run(prob, "fedavg", batch_size=100, **kw)  # unfused path, same steps
+    for k in ("drift_max", "disc", "g2_max", "dist2"):
+        np.testing.assert_array_equal(stashed.steps[k], streamed.steps[k], err_msg=k)
+    for k in ("shadow_gap", "rho"):
+        np.testing.assert_allclose(stashed.steps[k], streamed.steps[k], rtol=1e-13, atol=1e-15)
+
+
+def test_state_gradients_read_from_the_first_step_are_those_at_x():
+    prob = _logistic()
+    tr = toys.run(prob, "fedavg", rounds=3, seed=0, lr=0.2, local_steps=2, record="round")
+    xs = [prob.x0]
+    for r in range(3):
+        xs.append(toys.run(prob, "fedavg", rounds=1, seed=0, x0=xs[-1], lr=0.2, local_steps=2,
+                           record="none").final_model)
+    for r, x in enumerate(xs):
+        G = prob.grads(x)
+        gF = prob.p @ G
+        assert tr.state["grad_norm2"][r] == float(gF @ gF)
+        assert tr.state["grad_dissim"][r] == float(np.sqrt(np.max(
+            np.einsum("ij,ij->i", G - gF, G - gF))))
