@@ -15,8 +15,11 @@ max-pool 2) then two fully connected layers, ReLU, softmax; Kaiming initialisati
 user-provided CIFAR-10 binary files (:func:`load_cifar_bin`).
 
 Every client's parameters are one row of an (N, d) stack; losses and gradients of all clients
-are one ``torch.func.vmap`` over ``functional_call`` (and ``grad``). The numpy-side methods of
-the :class:`~toys.problems.base.FederatedProblem` interface run the same code on CPU float64.
+are one ``torch.func.vmap`` over ``functional_call`` (and ``grad``), on any torch device in
+float32 or float64, equal to a per-client ``loss.backward()`` to float64 round-off
+(tests/toys/problems/test_cnn_torch.py); the torch oracle's ``subset`` computes the
+participants only (gathered on the device). The numpy-side methods of the
+:class:`~toys.problems.base.FederatedProblem` interface run the same code on CPU float64.
 
 Example
 -------
@@ -36,6 +39,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ..engine.backends.torch import ClientSubset
 from .base import FederatedProblem
 
 __all__ = ["CNNProblem", "cnn_problem", "load_cifar_bin", "make_cnn", "make_fedau_cnn"]
@@ -114,8 +118,14 @@ def load_cifar_bin(path):
     return rec[:, 1:].reshape(-1, 3, 32, 32) / 255.0, rec[:, 0].astype(int)
 
 
-class _Core:
-    """Batched losses / gradients of the CNN on one torch device and dtype."""
+class _Core(ClientSubset):
+    """Batched losses / gradients of the CNN on one torch device and dtype: every client's
+    model is one row of the (N, d) stack and all clients are one ``vmap`` over
+    ``functional_call`` (and ``grad``): one batched call, no loop over clients or samples.
+    ``subset(clients)`` (participants only, gathered on the device) and the minibatch draw come
+    from the torch backend's :class:`~toys.engine.backends.torch.ClientSubset`."""
+
+    _client_arrays = ("X", "y", "mask", "counts", "row_w")
 
     def __init__(self, prob, ops):
         import torch
@@ -129,10 +139,10 @@ class _Core:
         self.sizes = [math.prod(s) for s in self.shapes]
         self.X = ops.asarray(prob.images if prob.images.ndim == 5 else
                              prob.images[:, :, None, :, :])
-        self.y = torch.as_tensor(prob.labels, dtype=torch.long, device=ops.device)
-        self.mask = torch.as_tensor(prob.mask, device=ops.device)
+        self.y = ops.aslong(prob.labels)
+        self.mask = ops.asbool(prob.mask)
         self.counts = self.mask.sum(dim=1)
-        self.counts_max = int(self.counts.max())
+        self.counts_max = int(prob.counts.max())
         self.row_w = self.mask.to(ops.dtype) / self.counts.to(ops.dtype)[:, None]
         self.l2 = prob.l2
 
@@ -156,24 +166,17 @@ class _Core:
     def grads(self, W):
         return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
 
-    def grads_rows(self, W, keys, b):
-        """Gradients on the b rows of smallest key per client (``keys`` (N, n_max))."""
-        torch = self.torch
-        keys = keys.masked_fill(~self.mask, math.inf)
-        idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices
-        beff = torch.clamp(self.counts, max=b)
-        valid = torch.arange(b, device=idx.device)[None, :] < beff[:, None]
-        idx = torch.where(valid, idx, torch.zeros_like(idx))
-        wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
-        rows = torch.arange(self.n_clients, device=idx.device)[:, None]
+    def _grads_on(self, W, rows, idx, wb):
         return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
+
+    def grads_rows(self, W, keys, b):
+        """Gradients on the b rows of smallest key per client (``keys`` (N, n_max) float64)."""
+        return self._grads_on(W, *self._rows_of_keys(keys, b))
 
     def minibatch_grads(self, W, gen, batch_size):
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
-        keys = self.torch.rand(self.mask.shape, generator=gen, dtype=self.torch.float64,
-                               device=self.mask.device)
-        return self.grads_rows(W, keys, int(batch_size))
+        return self._grads_on(W, *self._draw_rows(gen, int(batch_size)))
 
 
 class CNNProblem(FederatedProblem):

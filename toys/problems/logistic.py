@@ -40,8 +40,8 @@ from ._logistic_eval import PooledEvaluation
 from ._logistic_math import (
     binary_grads,
     binary_hessians,
-    binary_losses_at,
     binary_local_gd,
+    binary_losses_at,
     multinomial_hessians,
     residual_offset,
     separable_clients,
@@ -387,8 +387,20 @@ class Logistic(PooledEvaluation, FederatedProblem):
         N, d = self.n_clients, self.dim
         step = max(1, int(_HESSIAN_CHUNK // (d * d)))
         for lo in range(0, N, step):
-            idx = np.arange(lo, min(N, lo + step))
-            yield idx, (self if len(idx) == N else self.subset(idx))
+            hi = min(N, lo + step)
+            idx = np.arange(lo, hi)
+            yield idx, (self if len(idx) == N else self._range(lo, hi, idx))
+
+    def _range(self, lo, hi, idx):
+        """:meth:`subset` of the contiguous clients lo..hi-1 whose arrays are views (no copy)."""
+        sub = self.subset(idx)
+        for name in self._client_arrays:
+            try:
+                v = getattr(self, name)
+            except AttributeError:  # not an array of this kind of problem
+                continue
+            sub.__dict__[name] = None if v is None else v[lo:hi]
+        return sub
 
     def _solve_clients(self):
         if self.l2 == 0.0:

@@ -2,9 +2,12 @@
 cross-entropy + l2/2 ||theta||^2) as a federated problem, numpy and torch.
 
 theta = (W1 (f, h), b1 (h), W2 (h, C), b2 (C)) flattened, d = f h + h + h C + C. The losses and
-gradients of every client are one batched computation over the (N, d) stack of client models
-(hand-written back-propagation with the array-API namespace, so the same code runs on numpy and
-on torch through :meth:`MLPProblem.torch_oracle`; no loop over clients or samples). The model
+gradients of every client are one batched computation over the (N, d) stack of client models,
+no loop over clients or samples: on numpy a hand-written back-propagation (float64); on torch
+(:meth:`MLPProblem.torch_oracle`, any device, float32 or float64) ``torch.func``'s
+``vmap(grad(loss_one))`` of the one-client loss. Both agree with a per-client autograd reference
+to 1e-12 (tests/toys/problems/test_mlp_torch.py). Both have participants-only ``subset``
+oracles (rows bit-identical to the full computation). The model
 is non-convex: x*, F*, F_i* are unknown (None), so the loss-weighted rules use
 ``loss_offset="zero"``. The initial model ``x0`` is torch's default layer initialisation
 (uniform in +-1/sqrt(fan_in)) drawn from a seeded numpy generator.
@@ -21,6 +24,7 @@ Example
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -28,6 +32,7 @@ import numpy as np
 from boundlab.errors import DomainError
 
 from .._array import array_namespace, broadcast_rows
+from ..engine.backends.torch import ClientSubset
 from .base import FederatedProblem
 
 __all__ = ["MLPProblem", "mlp_problem"]
@@ -76,16 +81,19 @@ def mlp_grads(W, X, Y, w_rows, l2, f, h, C):
 
 
 class _Oracle:
-    """Batched losses / gradients on one backend (``asarray`` moves numpy data there)."""
+    """Batched losses / gradients on numpy (hand-written back-propagation, float64);
+    ``subset(clients)`` restricts it to the participants (random draws keep the full shape)."""
 
-    def __init__(self, prob, asarray, rand):
+    _client_arrays = ("X", "Y", "w_rows", "mask", "counts")
+    _draw = None  # (N of the full oracle, rows kept) for a subset
+
+    def __init__(self, prob):
         self.n_clients, self.dim = prob.n_clients, prob.dim
         self.shape = (prob.n_features, prob.hidden, prob.classes)
-        self.X, self.Y = asarray(prob.X), asarray(prob.onehot)
-        self.w_rows, self.mask = asarray(prob.w_rows), asarray(prob.mask.astype(float))
-        self.counts, self.l2, self.rand = prob.counts, prob.l2, rand
+        self.X, self.Y = prob.X, prob.onehot
+        self.w_rows, self.mask = prob.w_rows, prob.mask.astype(float)
+        self.counts, self.l2 = prob.counts, prob.l2
         self.counts_max = int(prob.counts.max())
-        self.asarray = asarray
 
     def _bc(self, W):
         return broadcast_rows(W, self.n_clients) if W.ndim == 1 else W
@@ -96,19 +104,80 @@ class _Oracle:
     def grads(self, W):
         return mlp_grads(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
 
+    def subset(self, clients):
+        """The oracle of ``clients`` only (rows bit-identical to the full oracle's)."""
+        clients = np.asarray(clients)
+        sub = copy.copy(self)
+        for name in self._client_arrays:
+            setattr(sub, name, getattr(self, name)[clients])
+        full_n, rows = self._draw or (self.n_clients, np.arange(self.n_clients))
+        sub._draw, sub.n_clients = (full_n, rows[clients]), len(clients)
+        return sub
+
     def minibatch_grads(self, W, rng, batch_size):
         """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
         when the client has fewer)."""
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
-        xp = array_namespace(self.X)
-        keys = self.rand(rng, tuple(self.mask.shape))
-        keys = xp.where(self.mask > 0, keys, 2.0)  # padding rows sort last
+        full_n, rows = self._draw or (self.n_clients, None)
+        keys = rng.random((full_n, self.mask.shape[1]))
+        keys = keys if rows is None else keys[rows]
+        keys = np.where(self.mask > 0, keys, 2.0)  # padding rows sort last
         b = int(batch_size)
-        kth = xp.sort(keys, axis=1)[:, b - 1:b]
-        take = xp.astype(keys <= kth, self.X.dtype) * self.mask
-        beff = xp.sum(take, axis=1, keepdims=True)
+        kth = np.sort(keys, axis=1)[:, b - 1:b]
+        take = (keys <= kth) * self.mask
+        beff = np.sum(take, axis=1, keepdims=True)
         return mlp_grads(self._bc(W), self.X, self.Y, take / beff, self.l2, *self.shape)
+
+
+class _TorchOracle(ClientSubset):
+    """Batched losses / gradients on one torch device and dtype through ``torch.func``: the
+    per-client loss of one parameter row is written once and ``vmap(grad(...))`` maps it over
+    the (N, d) stack (one batched call, no loop over clients or samples). Participants-only
+    ``subset`` and the minibatch draw (b rows of smallest float64 key, gathered on the device)
+    are the torch backend's :class:`~toys.engine.backends.torch.ClientSubset`."""
+
+    _client_arrays = ("X", "y", "mask", "counts", "row_w")
+
+    def __init__(self, prob, ops):
+        import torch
+        from torch.func import grad, vmap
+
+        self.ops, self.torch = ops, torch
+        self.n_clients, self.dim = prob.n_clients, prob.dim
+        self.X, self.y = ops.asarray(prob.X), ops.aslong(prob.y)
+        self.mask, self.row_w = ops.asbool(prob.mask), ops.asarray(prob.w_rows)
+        self.counts = self.mask.sum(dim=1)
+        self.counts_max = int(prob.counts.max())
+        f, h, C, l2 = prob.n_features, prob.hidden, prob.classes, prob.l2
+        sizes = (f * h, h, h * C, C)
+
+        def loss_one(theta, X, y, w):
+            W1, b1, W2, b2 = torch.split(theta, sizes)
+            Z = torch.relu(X @ W1.reshape(f, h) + b1) @ W2.reshape(h, C) + b2
+            ell = torch.nn.functional.cross_entropy(Z, y, reduction="none")
+            return (w * ell).sum() + 0.5 * l2 * (theta * theta).sum()
+
+        self._losses = vmap(loss_one)
+        self._grads = vmap(grad(loss_one))
+
+    def _bc(self, W):
+        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
+
+    def losses(self, W):
+        with self.torch.no_grad():
+            return self._losses(self._bc(W), self.X, self.y, self.row_w)
+
+    def grads(self, W):
+        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
+
+    def minibatch_grads(self, W, gen, batch_size):
+        """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
+        when the client has fewer)."""
+        if batch_size is None or batch_size >= self.counts_max:
+            return self.grads(W)
+        rows, idx, wb = self._draw_rows(gen, int(batch_size))
+        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
 
 
 class MLPProblem(FederatedProblem):
@@ -157,8 +226,7 @@ class MLPProblem(FederatedProblem):
         self.noise_std = 0.0
         self.x_star = self.F_star = self.x_star_i = self.F_star_i = None
         self.test = None
-        self._np = _Oracle(self, lambda a: np.asarray(a, dtype=float),
-                           lambda rng, shape: rng.random(shape))
+        self._np = _Oracle(self)
 
     @property
     def Gamma(self) -> float:
@@ -188,12 +256,21 @@ class MLPProblem(FederatedProblem):
         >>> float(p.torch_oracle(ops).losses(ops.asarray(p.x0))[0]) == float(p.losses(p.x0)[0])
         True
         """
-        import torch
+        return _TorchOracle(self, ops)
 
-        def rand(gen, shape):
-            return torch.rand(shape, generator=gen, dtype=ops.dtype, device=ops.device)
+    def subset(self, clients):
+        """The numpy oracle of ``clients`` only, for participants-only local training (see
+        :meth:`FederatedProblem.subset`): rows bit-identical to the full problem's, random
+        draws of the full shape.
 
-        return _Oracle(self, ops.asarray, rand)
+        >>> import numpy as np
+        >>> p = MLPProblem(np.ones((3, 2, 2)), np.zeros((3, 2), int), np.ones((3, 2), bool),
+        ...                classes=2, hidden=2)
+        >>> W = np.stack([p.x0] * 3)
+        >>> bool(np.array_equal(p.subset([0, 2]).grads(W[[0, 2]]), p.grads(W)[[0, 2]]))
+        True
+        """
+        return self._np.subset(clients)
 
     def arrays(self):
         return {"X": self.X, "y": self.y, "mask": self.mask, "kind": "mlp",

@@ -92,7 +92,7 @@ def test_state_gradients_read_from_the_first_step_are_those_at_x():
     prob = _logistic()
     tr = toys.run(prob, "fedavg", rounds=3, seed=0, lr=0.2, local_steps=2, record="round")
     xs = [prob.x0]
-    for r in range(3):
+    for _ in range(3):
         xs.append(toys.run(prob, "fedavg", rounds=1, seed=0, x0=xs[-1], lr=0.2, local_steps=2,
                            record="none").final_model)
     for r, x in enumerate(xs):

@@ -7,6 +7,21 @@ import toys
 from toys.problems.mlp import MLPProblem, mlp_problem
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """Tiny tensors: torch's intra-op threads only add contention on a shared 2-core machine
+    (the torch run below is ~10x slower with 2 busy threads). Restored after the module."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _prob(seed=0, N=3, n=6, f=4, C=3, h=5, l2=1e-3):
     rng = np.random.default_rng(seed)
     mask = np.ones((N, n), bool)

@@ -5,11 +5,22 @@ The algorithms themselves are not duplicated: the round loop and the pieces are 
 the array-API namespace and run unchanged on torch tensors. Supported problems: binary and
 multinomial :class:`~toys.problems.logistic.Logistic` (incl. offsets: the seed-004 toy),
 quadratics, and any problem exposing ``torch_oracle(ops)`` (the CNN of
-:mod:`toys.problems.cnn`). float64 by default (``dtype="float32"`` on request); device
-``"cuda"`` when available, else ``"cpu"``.
-Minibatches are drawn with a ``torch.Generator`` on the device (uniformly without replacement
-per client: the b smallest of i.i.d. uniform keys), so only full-batch runs coincide with the
-numpy backend (to ~1e-12; the participation stream is shared).
+:mod:`toys.problems.cnn` and the MLP of :mod:`toys.problems.mlp`, both through ``torch.func``).
+Device ``"cuda"`` when available, else ``"cpu"``; every tensor is created on the device and
+stays there (no host round trip inside a round).
+
+* dtype: float64 by default; ``dtype="float32"`` on request (GPU speed). float64 full-batch
+  runs coincide with the numpy backend to 1e-10 (relative and absolute; the participation
+  stream is shared); float32 runs stay within 1e-5 (relative to max(1, |value|)) of float64
+  over the tests' few rounds (tests/toys/engine/test_torch_dtype.py).
+* Minibatches are drawn with a ``torch.Generator`` on the device (uniformly without
+  replacement per client: the b real rows of smallest i.i.d. uniform float64 key, so float32
+  and float64 runs train on the same rows); they differ from the numpy backend's draws.
+* Participants only: every oracle has ``subset(clients)`` (:class:`ClientSubset`), gathered
+  with ``index_select`` on the device, so partial participation costs in proportion to the
+  participants; results are bit-identical to computing every client on the CPU
+  (tests/toys/engine/test_torch_participants.py; on CUDA equal to round-off, as batched kernels
+  may depend on the batch size).
 
 Example
 -------
@@ -29,7 +40,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["LogisticOracle", "QuadraticOracle", "TorchOps", "setup"]
+__all__ = ["ClientSubset", "LogisticOracle", "QuadraticOracle", "TorchOps", "setup"]
 
 
 def _torch():
@@ -75,7 +86,15 @@ class TorchOps:
                            device=self.device)
 
     def asbool(self, x):
+        if isinstance(x, self.torch.Tensor):
+            return x.to(device=self.device, dtype=self.torch.bool)
         return self.torch.as_tensor(np.asarray(x, dtype=bool), device=self.device)
+
+    def aslong(self, x):
+        """Integer labels / indices as an int64 tensor on the device (tensors stay there)."""
+        if isinstance(x, self.torch.Tensor):
+            return x.to(device=self.device, dtype=self.torch.long)
+        return self.torch.as_tensor(np.asarray(x, dtype=np.int64), device=self.device)
 
     def zeros(self, shape, dtype=None):
         return self.torch.zeros(shape, dtype=self.dtype if dtype is None else dtype,
@@ -131,10 +150,28 @@ def setup(problem, device, dtype, sample_seed):
     return ops, oracle, gen
 
 
-class _Subset:
-    """``subset(clients)`` for the torch oracles: the per-client tensors of ``_client_arrays``
-    restricted to ``clients``; random draws keep the full shape (rows selected afterwards), so
-    the generator advances exactly as in the full computation."""
+class ClientSubset:
+    """Participants-only compute for the torch oracles: ``subset(clients)`` is the oracle
+    restricted to ``clients`` (a tensor of indices on the oracle's device, as the round loop
+    passes it, or a sequence): the per-client tensors named in ``_client_arrays`` are gathered
+    with ``index_select`` on the device (no host round trip, no synchronisation). Random draws
+    keep the full problem's shape and the selected rows are kept afterwards, so the generator
+    advances exactly as in the full computation and every selected row equals the full
+    oracle's row (bit for bit on the CPU). ``counts_max`` stays the full problem's (the
+    full-batch shortcut is taken for the same calls). Needs ``ops``, ``n_clients`` and the
+    arrays.
+
+    Also the shared minibatch draw :meth:`_draw_rows` (the b real rows of smallest uniform key
+    per client: uniformly without replacement, float64 keys whatever the dtype, so float32 and
+    float64 runs train on the same rows).
+
+    >>> import toys
+    >>> ops, orc, _ = setup(toys.quadratic(3, 2, seed=0), "cpu", None, 0)
+    >>> sub = orc.subset(ops.torch.tensor([0, 2]))
+    >>> W = ops.full((3, 2), 0.5)
+    >>> sub.n_clients, bool(ops.torch.equal(sub.grads(W[[0, 2]]), orc.grads(W)[[0, 2]]))
+    (2, True)
+    """
 
     _client_arrays: tuple = ()
     _rows = None  # rows of the full draw to keep (None: the full oracle)
@@ -143,25 +180,49 @@ class _Subset:
     def subset(self, clients):
         import copy
 
-        idx = self.ops.torch.as_tensor(np.asarray(clients), device=self.ops.device)
+        torch = self.ops.torch
+        if not isinstance(clients, torch.Tensor):
+            clients = torch.as_tensor(np.asarray(clients, dtype=np.int64))
+        idx = clients.to(device=self.ops.device, dtype=torch.long)
         sub = copy.copy(self)
         for name in self._client_arrays:
             v = getattr(self, name, None)
             if v is not None:
-                setattr(sub, name, v[idx])
+                setattr(sub, name, v.index_select(0, idx))
         sub._full_n = self.n_clients if self._full_n is None else self._full_n
-        sub._rows = idx if self._rows is None else self._rows[idx]
+        sub._rows = idx if self._rows is None else self._rows.index_select(0, idx)
         sub.n_clients = int(idx.shape[0])
         return sub
 
     def _keep(self, draw):
-        return draw if self._rows is None else draw[self._rows]
+        return draw if self._rows is None else draw.index_select(0, self._rows)
 
     def _full_shape(self, rest):
         return (self.n_clients if self._full_n is None else self._full_n, *rest)
 
+    def _draw_rows(self, gen, b):
+        """``(rows, idx, wb)`` of a minibatch of ``b`` rows per client: ``X[rows, idx]`` are
+        the drawn rows (N, b, ...) (padding slots point at row 0 with weight 0) and ``wb``
+        (N, b) the weights 1/min(b, n_i) of the real ones."""
+        torch = self.ops.torch
+        keys = self._keep(torch.rand(self._full_shape(self.mask.shape[1:]), generator=gen,
+                                     dtype=torch.float64, device=self.mask.device))
+        return self._rows_of_keys(keys, b)
 
-class QuadraticOracle(_Subset):
+    def _rows_of_keys(self, keys, b):
+        """:meth:`_draw_rows` with given float64 ``keys`` (N, n_max)."""
+        torch = self.ops.torch
+        keys = keys.masked_fill(~self.mask, math.inf)
+        idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices  # real rows first
+        beff = torch.clamp(self.counts, max=b)
+        valid = torch.arange(b, device=idx.device)[None, :] < beff[:, None]
+        idx = torch.where(valid, idx, torch.zeros_like(idx))
+        wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
+        rows = torch.arange(self.n_clients, device=idx.device)[:, None]
+        return rows, idx, wb
+
+
+class QuadraticOracle(ClientSubset):
     """F_i(x) = 1/2 (x - c_i)^T A_i (x - c_i) + b_i on torch (noise as in the numpy problem,
     drawn from the torch generator).
 
@@ -200,7 +261,7 @@ class QuadraticOracle(_Subset):
         return G + noise * (self.noise_std / math.sqrt(batch_size))
 
 
-class LogisticOracle(_Subset):
+class LogisticOracle(ClientSubset):
     """Binary / multinomial L2-regularised logistic regression on torch (same formulas as
     :class:`~toys.problems.logistic.Logistic`).
 
@@ -219,7 +280,7 @@ class LogisticOracle(_Subset):
         self.ops, self.torch = ops, torch
         self.kind, self.C = arr["kind"], int(arr.get("classes", 2))
         self.X = ops.asarray(arr["X"])
-        self.mask = torch.as_tensor(np.asarray(arr["mask"], bool), device=ops.device)
+        self.mask = ops.asbool(arr["mask"])
         counts = self.mask.sum(dim=1)
         self.counts_max = int(counts.max())
         self.counts = counts
@@ -229,10 +290,10 @@ class LogisticOracle(_Subset):
         if self.kind == "logistic":
             self.y = ops.asarray(arr["y"])
             off = arr.get("offset")
-            self.offset = ops.asarray(off) if off is not None else torch.zeros_like(self.y)
+            self.offset = ops.asarray(off) if off is not None else None
             self.dim = self.f
         else:
-            y = torch.as_tensor(np.asarray(arr["y"]), dtype=torch.long, device=ops.device)
+            y = ops.aslong(arr["y"])
             self.ylab = y
             self.Y = torch.nn.functional.one_hot(y, self.C).to(ops.dtype) \
                 * self.mask.to(ops.dtype)[..., None]
@@ -247,13 +308,17 @@ class LogisticOracle(_Subset):
         torch = self.torch
         T = self._theta(W)
         if self.kind == "logistic":
-            Z = torch.matmul(self.X, T.unsqueeze(-1))[..., 0] + self.offset
+            Z = self._z(self.X, T, self.offset)
             ell = torch.logaddexp(torch.zeros_like(Z), Z) - self.y * Z
         else:
             Z = torch.matmul(self.X, T)
             ell = torch.logsumexp(Z, dim=2) - (self.Y * Z).sum(dim=2)
         Tf = T.reshape(self.n_clients, -1)
         return (self.row_w * ell).sum(dim=1) + 0.5 * self.l2 * (Tf * Tf).sum(dim=1)
+
+    def _z(self, X, T, offset):
+        Z = self.torch.matmul(X, T.unsqueeze(-1))[..., 0]
+        return Z if offset is None else Z + offset
 
     def _grad(self, T, X, R):
         G = (X.transpose(1, 2) @ R.unsqueeze(-1))[..., 0] if self.kind == "logistic" \
@@ -264,7 +329,7 @@ class LogisticOracle(_Subset):
         torch = self.torch
         T = self._theta(W)
         if self.kind == "logistic":
-            Z = torch.matmul(self.X, T.unsqueeze(-1))[..., 0] + self.offset
+            Z = self._z(self.X, T, self.offset)
             R = (torch.sigmoid(Z) - self.y) * self.row_w
         else:
             Z = torch.matmul(self.X, T)
@@ -275,20 +340,11 @@ class LogisticOracle(_Subset):
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
         torch = self.torch
-        b = int(batch_size)
-        keys = self._keep(torch.rand(self._full_shape(self.mask.shape[1:]), generator=gen,
-                                     dtype=torch.float64, device=self.mask.device))
-        keys = keys.masked_fill(~self.mask, math.inf)
-        idx = torch.topk(keys, b, dim=1, largest=False, sorted=True).indices  # real rows first
-        beff = torch.clamp(self.counts, max=b)
-        valid = torch.arange(b, device=idx.device)[None, :] < beff[:, None]
-        idx = torch.where(valid, idx, torch.zeros_like(idx))
-        wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
-        rows = torch.arange(self.n_clients, device=idx.device)[:, None]
+        rows, idx, wb = self._draw_rows(gen, int(batch_size))
         Xb = self.X[rows, idx]
         T = self._theta(W)
         if self.kind == "logistic":
-            z = (Xb @ T.unsqueeze(-1))[..., 0] + self.offset[rows, idx]
+            z = self._z(Xb, T, None if self.offset is None else self.offset[rows, idx])
             R = (torch.sigmoid(z) - self.y[rows, idx]) * wb
         else:
             R = (torch.softmax(Xb @ T, dim=2) - self.Y[rows, idx]) * wb[..., None]
