@@ -54,7 +54,8 @@ from .base import FederatedProblem, OptimumUnavailable
 
 __all__ = ["Logistic", "logistic"]
 
-_HESSIAN_CHUNK = 2e6  # Hessian entries per block of clients in the exact-optimum solves
+_HESSIAN_CHUNK = 1e5  # Hessian entries per block of clients in the optimum solves (cache-sized:
+# 250 clients of n = 100, d = 20; 1.7x less CPU than 2e6 entries, measured at N = 2e4)
 
 
 class Logistic(PooledEvaluation, FederatedProblem):
