@@ -65,10 +65,27 @@ def atomic_path(path, suffix: str | None = None):
     tmp = pathlib.Path(tmp)
     try:
         yield tmp
+        if tmp.exists():  # mkstemp's 0600 -> the mode an ordinary open() would give
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system tells (Linux), since
+    ``os.umask`` sets it for a moment (a race with other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path, text: str) -> pathlib.Path:

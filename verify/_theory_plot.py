@@ -20,6 +20,20 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._fig_style import (
+    A4_WIDTH,
+    VERDICT_COLORS,
+    frame_verdict,
+    legend_below,
+    quantity_label,
+    save,
+    source_words,
+    style,
+    suptitle,
+    term_words,
+    wrap,
+)
+
 __all__ = ["theory_vs_measured", "LABELS"]
 
 #: column -> axis label: the quantity in words and its symbol
@@ -33,50 +47,80 @@ LABELS = {
     "batch_size": "batch size b", "prox": "proximal weight \u03b1",
 }
 _TERM_COLORS = ("tab:blue", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
-_VERDICT_COLORS = {"holds": "tab:green", "VIOLATED": "tab:red", "not-applicable": "tab:gray",
-                   "order-only": "tab:blue", "diverged": "tab:orange"}
+#: above this max/min ratio of the curves, ``yscale="auto"`` draws a log axis
+LOG_SPAN = 100.0
 
 
 def theory_vs_measured(frame, x="round", facet=None, *, measured=None, path=None,
-                       level=0.95, title=None):
+                       level=0.95, title=None, yscale="auto", xlabel=None, ylabel=None,
+                       panel_titles=None, ncols=3):
     """Measured curve (mean over seeds with its ``level`` confidence band), the bound and its
-    named terms as lines on a log axis, one panel per value of ``facet``.
+    named terms, one panel per value of ``facet`` (``ncols`` panels a row).
 
     ``frame`` is a :func:`verify.sweep` table (or any table with ``seed``, ``x``, the measured
-    column and optionally ``bound_value`` / ``term_*`` / ``verdict``). ``measured`` defaults
-    to the bound's ``measured`` column, else ``gap``. The measured curve is coloured by the
-    panel's verdict (red if any row is VIOLATED); titles say the verdict in words; the legend
-    sits outside the panels. With ``path``, writes ``<path>.png`` (300 dpi) and ``<path>.svg``
-    atomically. Returns the figure.
+    column and optionally ``bound_value`` / ``term_*`` / ``verdict``; ``band_lo`` /
+    ``band_hi`` give a band of their own). ``measured`` defaults to the bound's ``measured``
+    column, else ``gap``. ``yscale``: ``"log"`` draws the terms as lines; ``"linear"`` stacks
+    them (when they are >= 0 and add up to the bound; else lines); ``"auto"`` is log when the
+    curves are positive and span more than :data:`LOG_SPAN`, so no stacked area ever sits on a
+    log axis. The measured curve is coloured by the panel's verdict (red if any row is
+    VIOLATED); titles say the verdict in words, the figure title names the paper and theorem;
+    the one legend sits below the panels, outside the data. With ``path``, writes
+    ``<path>.png`` (300 dpi) and ``<path>.svg`` atomically. Returns the figure.
     """
-    import matplotlib.pyplot as plt
-
     measured = measured or ("measured" if "measured" in frame.columns else "gap")
     for col in (x, measured, "seed", *([facet] if facet else [])):
         if col not in frame.columns:
             raise DomainError("column", col, "a column of the table: "
                               + ", ".join(map(str, frame.columns)))
+    if yscale not in ("auto", "log", "linear"):
+        raise DomainError("yscale", yscale, "'auto', 'log' or 'linear'")
     data = frame[np.isfinite(frame[measured].to_numpy(dtype=float))]
     values = list(dict.fromkeys(data[facet])) if facet else [None]
     _check_single_setting(data, x, facet)
-    fig, axes = plt.subplots(1, len(values), figsize=(3.6 * len(values) + 1.6, 3.4),
-                             sharey=True, squeeze=False)
-    for ax, v in zip(axes[0], values):
-        sub = data if facet is None else data[data[facet] == v]
-        verdict = _panel(ax, sub, x, measured, level)
-        head = "" if facet is None else f"{LABELS.get(facet, facet)} = {v}"
-        ax.set_title(": ".join(s for s in (head, verdict) if s), fontsize=10,
-                     color=_VERDICT_COLORS.get(verdict, "black"))
-        ax.set_xlabel(LABELS.get(x, x))
-    axes[0][0].set_ylabel(_ylabel(frame, measured))
-    fig.suptitle(title or _title(frame), fontsize=11)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
-               frameon=False)
-    fig.tight_layout()
-    if path is not None:
-        _save(fig, pathlib.Path(path))
+    scale = _scale(data, measured, yscale)
+    groups = [data if facet is None else data[data[facet] == v] for v in values]
+    zero = _zero_terms(groups) if scale == "log" else set()
+    with style():
+        fig, axes, cols = _grid(len(values), ncols)
+        handles: dict = {}
+        for i, (ax, v, sub) in enumerate(zip(axes, values, groups)):
+            verdict = _panel(ax, sub, x, measured, level, scale, handles, zero)
+            head = (panel_titles or {}).get(v, f"{LABELS.get(facet, facet)} = {v}" if facet
+                                            else "")
+            ax.set_title(wrap(": ".join(s for s in (head, verdict) if s), int(70 / cols)),
+                         color=VERDICT_COLORS.get(verdict, "black"))
+            frame_verdict(ax, verdict)
+            if i + cols >= len(axes):  # no panel below: this one carries the x axis
+                ax.xaxis.set_tick_params(labelbottom=True)
+                ax.set_xlabel(xlabel or LABELS.get(x, x))
+            if i % cols == 0:
+                ax.set_ylabel(ylabel or _ylabel(frame, measured))
+        suptitle(fig, title or _title(frame))
+        legend_below(fig, list(handles.values()), list(handles))
+        if path is not None:
+            save(fig, pathlib.Path(path), close=False)
     return fig
+
+
+def _grid(n: int, ncols: int):
+    import matplotlib.pyplot as plt
+
+    cols = max(1, min(ncols, n if n != 4 or ncols < 3 else 2))
+    rows = -(-n // cols)
+    width = A4_WIDTH if cols > 1 else 4.2
+    fig, axes = plt.subplots(rows, cols, figsize=(width, 2.1 * rows + 1.1), sharey=True,
+                             sharex=True, squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        fig.delaxes(ax)
+    return fig, flat[:n], cols
+
+
+def _zero_terms(groups) -> set:
+    """Terms that are <= 0 over a whole panel (a log axis cannot show them there)."""
+    return {c for sub in groups for c in sub.columns
+            if c.startswith("term_") and sub[c].notna().any() and not (sub[c] > 0).any()}
 
 
 def _check_single_setting(data, x, facet) -> None:
@@ -85,6 +129,17 @@ def _check_single_setting(data, x, facet) -> None:
     if mixed:
         raise DomainError("facet", facet, "the one grid name that varies besides x",
                           f"{', '.join(mixed)} also vary: select one value of them first")
+
+
+def _scale(data, measured, yscale) -> str:
+    if yscale != "auto":
+        return yscale
+    cols = [measured] + (["bound_value"] if "bound_value" in data.columns else [])
+    vals = data[cols].to_numpy(dtype=float)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0 or np.any(vals <= 0):
+        return "linear"
+    return "log" if vals.max() / vals.min() > LOG_SPAN else "linear"
 
 
 def _band(sub, x, col, level):
@@ -96,38 +151,60 @@ def _band(sub, x, col, level):
     return mean.index.to_numpy(dtype=float), mean.to_numpy(), half.to_numpy()
 
 
-def _panel(ax, sub, x, measured, level) -> str:
+def _panel(ax, sub, x, measured, level, scale, handles, zero=frozenset()) -> str:
     verdicts = set(sub["verdict"].dropna()) if "verdict" in sub.columns else set()
     verdict = ("VIOLATED" if "VIOLATED" in verdicts else
                next(iter(verdicts)) if len(verdicts) == 1 else
                ", ".join(sorted(verdicts)))
-    color = _VERDICT_COLORS.get(verdict, "tab:purple")
+    color = VERDICT_COLORS.get(verdict, "tab:purple")
     xs, m, half = _band(sub, x, measured, level)
     n = int(sub["seed"].nunique())
-    ax.plot(xs, m, "-o", ms=3, color=color, lw=1.8, label=f"measured (mean of {n} seeds)")
-    ax.fill_between(xs, m - half, m + half, color=color, alpha=0.25, lw=0,
-                    label=f"{level:.0%} confidence band")
     if "bound_value" in sub.columns and sub["bound_value"].notna().any():
-        xb, b, _ = _band(sub.dropna(subset=["bound_value"]), x, "bound_value", level)
-        ax.plot(xb, b, "k-", lw=2, label="bound (right-hand side)")
-        terms = [c for c in sub.columns if c.startswith("term_")]
-        for i, t in enumerate(terms):
-            if sub[t].notna().any():
-                xt, tv, _ = _band(sub.dropna(subset=[t]), x, t, level)
-                ax.plot(xt, tv, ls=(0, (4, 2)), lw=1, color=_TERM_COLORS[i % 6],
-                        label=f"term: {t[5:].replace('_', ' ')}")
-    if np.all(np.asarray(ax.get_lines()[0].get_ydata(), dtype=float) > 0):
-        ax.set_yscale("log")  # lines only: never stacked areas on a log axis
-    ax.grid(True, which="major", alpha=0.3)
+        _bound(ax, sub, x, level, scale, handles, zero)
+    line, = ax.plot(xs, m, "-", marker="o" if xs.size <= 30 else None, ms=3, color=color,
+                    lw=1.8, zorder=5)
+    handles[f"measured ({f'mean of {n} seeds' if n > 1 else '1 seed'}): {verdict}"] = line
+    lo_hi = _given_band(sub, x)
+    if lo_hi is not None or n > 1:
+        lo, hi = lo_hi if lo_hi is not None else (m - half, m + half)
+        handles[f"{level:.0%} confidence band"] = ax.fill_between(
+            xs, lo, hi, color=color, alpha=0.25, lw=0, zorder=4)
+    ax.set_yscale(scale)
     return verdict
 
 
-def _ylabel(frame, measured) -> str:
-    if measured == "measured" and "lhs" in frame.columns:
-        from .check import LHS
+def _given_band(sub, x):
+    if not {"band_lo", "band_hi"} <= set(sub.columns) or sub["band_hi"].isna().all():
+        return None
+    g = sub.groupby(x, sort=True)
+    return g["band_lo"].mean().to_numpy(), g["band_hi"].mean().to_numpy()
 
-        lhs = frame["lhs"].dropna().iloc[0]
-        return f"{lhs.replace('_', ' ')}: {LHS[lhs].doc}" if lhs in LHS else lhs
+
+def _bound(ax, sub, x, level, scale, handles, zero) -> None:
+    """The bound (black) and its terms: stacked on a linear axis when they are >= 0 and add
+    up to the bound, else lines (always lines on a log axis)."""
+    xb, b, _ = _band(sub.dropna(subset=["bound_value"]), x, "bound_value", level)
+    terms = [c for c in sub.columns if c.startswith("term_") and sub[c].notna().any()]
+    vals = [np.interp(xb, *_band(sub.dropna(subset=[t]), x, t, level)[:2]) for t in terms]
+    stack = (scale == "linear" and xb.size > 1 and vals and all(np.all(v >= 0) for v in vals)
+             and np.allclose(np.sum(vals, axis=0), b, rtol=1e-6, atol=0))
+    if stack:
+        polys = ax.stackplot(xb, *vals, colors=_TERM_COLORS[:len(vals)], alpha=0.35, lw=0)
+        for t, poly in zip(terms, polys):
+            handles[f"term (stacked): {term_words(t[5:])}"] = poly
+    else:
+        for i, (t, v) in enumerate(zip(terms, vals)):
+            line, = ax.plot(xb, v, ls=(0, (4, 2)), lw=1.2, color=_TERM_COLORS[i % 6],
+                            marker="x" if xb.size == 1 else None, zorder=3.5)
+            handles[f"term: {term_words(t[5:])}" + (" (= 0 in some panels)" if t in zero
+                                                     else "")] = line
+    handles["bound (right-hand side)"], = ax.plot(xb, b, "k-", lw=2, zorder=3,
+                                                   marker="_" if xb.size == 1 else None, ms=12)
+
+
+def _ylabel(frame, measured) -> str:
+    if measured == "measured" and "lhs" in frame.columns and frame["lhs"].notna().any():
+        return quantity_label(frame["lhs"].dropna().iloc[0])
     return LABELS.get(measured, measured)
 
 
@@ -136,13 +213,5 @@ def _title(frame) -> str:
         import boundlab
 
         b = boundlab.get(frame["bound"].dropna().iloc[0])
-        return f"{b.source}: measured vs bound"
+        return f"{source_words(b.source)}: measured vs bound"
     return "measured over seeds"
-
-
-def _save(fig, path: pathlib.Path) -> None:
-    from boundlab.io import atomic_savefig
-
-    stem = path.with_suffix("") if path.suffix in (".png", ".svg") else path
-    for suffix in (".png", ".svg"):
-        atomic_savefig(fig, stem.with_suffix(suffix), dpi=300, bbox_inches="tight")

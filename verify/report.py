@@ -24,7 +24,7 @@ from collections import Counter
 from boundlab.io import atomic_write_text
 
 from ._tables import FAILING, _fmt, markdown_tables, print_tables
-from .plots import figures
+from .plots import figure_list
 
 __all__ = ["write_report", "check_output_path", "print_table", "to_json", "summary_counts",
            "exit_status"]
@@ -167,7 +167,7 @@ def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None)
     """The files of one report, written into ``out`` (a staging directory)."""
     import pandas as pd
 
-    figs = figures(results, out / "figures")
+    figs = figure_list(results, out / "figures")
     saved = save_worst_instances(results, out)
     frame = pd.DataFrame([r.row() for r in results])
     atomic_write_text(out / "results.csv", frame.to_csv(index=False))
@@ -182,8 +182,10 @@ def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None)
     if saved:
         md += ["Worst instances that violate their bound (replay with "
                "`verify.worst.replay(PATH)`): " + ", ".join(f"`{p}`" for p in saved), ""]
-    md += ["", "## Figures", ""]
-    md += [f"![{p.stem}](figures/{p.name})" for p in figs]
+    md += ["", "## Figures", "", "Each figure is a 300 dpi PNG with an SVG twin "
+           "(`figures/<name>.svg`).", ""]
+    for p, caption in figs:
+        md += [f"![{p.stem}](figures/{p.name})", "", f"*{p.name}* — {caption}", ""]
     md += ["", "## Details", ""]
     for r in results:
         md += _details(r)

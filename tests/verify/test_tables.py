@@ -90,8 +90,8 @@ def test_ratio_figure_shows_bound_checks_only_coloured_by_verdict(tmp_path, monk
     monkeypatch.setattr(matplotlib.axes.Axes, "barh", spy)
     rs = _results()
     figures(rs, tmp_path)
-    judged = [r for r in rs if r.kind == "bound"]
-    assert seen["widths"] == [r.ratio for r in judged]  # no claim among the bars
+    judged = [r for r in rs if r.kind == "bound" and r.verdict != "not-applicable"]
+    assert seen["widths"] == [r.ratio for r in judged]  # no claim, no not-applicable bar
     assert seen["colors"] == [_COLORS[r.verdict] for r in judged]
 
 
