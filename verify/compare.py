@@ -24,10 +24,13 @@ Rules of :func:`compare` (a bound check)
   of these toys is that large; :func:`trace_diverged` also flags runs whose squared distance to
   the optimum grew by more than :data:`GROWTH_THRESHOLD` = 1e12 over its start).
 * A right-hand side that is nan or +-inf is never compared: ``error`` with the reason.
-* Otherwise a bound stated in expectation is judged against the **upper confidence limit** of the
-  mean over seeds (Student t, 95 % two-sided by default): ``holds`` when UCL <= RHS (up to a
-  relative tolerance of 1e-9 for floating point), else ``VIOLATED``. Runs that are identical
-  over seeds (deterministic settings) count as **one effective sample**: no interval is shown.
+* Otherwise a bound stated in expectation is judged with the confidence interval of the mean
+  over seeds (Student t, 95 % two-sided by default): ``holds`` when its upper limit is <= RHS
+  (up to a relative tolerance of 1e-9 for floating point), ``VIOLATED`` when its lower limit is
+  above RHS, and ``inconclusive`` when the interval contains RHS (too few seeds to tell; the
+  reason says so: a wide interval is not evidence of a violation). Runs that are identical
+  over seeds (deterministic settings) count as **one effective sample**: no interval, so
+  ``holds`` or ``VIOLATED``.
 * ``identity`` bounds compare |measured - value| <= max(CI half-width, 1e-9 |value|).
 
 Example
@@ -55,7 +58,8 @@ __all__ = ["CheckResult", "compare", "claim_result", "mean_ci", "VERDICTS", "OUT
            "errored", "trace_diverged", "DIVERGENCE_THRESHOLD", "GROWTH_THRESHOLD",
            "BOUND_COLUMNS", "CLAIM_COLUMNS"]
 
-VERDICTS = ("holds", "VIOLATED", "not-applicable", "order-only", "diverged", "error")
+VERDICTS = ("holds", "VIOLATED", "inconclusive", "not-applicable", "order-only", "diverged",
+            "error")
 OUTCOMES = ("supported", "refuted", "inconclusive")
 REL_TOL = 1e-9
 #: a measured value of larger magnitude means the run diverged (documented in the module doc)
@@ -254,7 +258,7 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
 
     >>> import boundlab
     >>> prm = dict(eta=0.2, tau=10, L=0.2, zeta=0.43)
-    >>> compare(boundlab.get("drift.plateau"), [3.0, 3.1], params=prm).verdict
+    >>> compare(boundlab.get("drift.plateau"), [3.0, 3.1, 3.05], params=prm).verdict
     'VIOLATED'
     >>> r = compare(boundlab.get("drift.plateau"), [0.1], 2.66)   # eta <= 1/(4L) unevaluable
     >>> r.verdict, r.reason
@@ -320,6 +324,10 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
     tol = REL_TOL * max(abs(rhs), abs(m), 1e-300)
     if bound.kind == "identity":
         ok = abs(m - rhs) <= max(hi - m, tol)
+    elif hi > rhs + tol and lo <= rhs + tol:
+        return CheckResult(verdict="inconclusive", reason=(
+            f"the {level:.0%} interval [{lo:.4g}, {hi:.4g}] of the mean over {eff} seeds "
+            f"contains the bound {rhs:.4g}: more seeds are needed to decide"), **common)
     else:
         ok = hi <= rhs + tol
     return CheckResult(verdict="holds" if ok else "VIOLATED", **common)

@@ -38,14 +38,11 @@ from __future__ import annotations
 import pathlib
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from . import _fig_series as _series  # noqa: E402
-from ._fig_ratios import ratio_figure  # noqa: E402
-from ._fig_style import VERDICT_COLORS, save  # noqa: E402
-from ._theory_plot import theory_vs_measured  # noqa: E402
+# No backend is chosen here (a notebook keeps its inline backend); the command line picks Agg.
+from . import _fig_series as _series
+from ._fig_ratios import ratio_figure
+from ._fig_style import VERDICT_COLORS, save
+from ._theory_plot import theory_vs_measured
 
 __all__ = ["figures", "figure_list", "theory_vs_measured"]
 

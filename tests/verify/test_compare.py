@@ -42,10 +42,24 @@ def test_rhs_is_evaluated_from_params():
 
 
 def test_judged_against_ucl_not_the_mean():
-    # mean 2.5 < bound 2.66, but the upper 95 % limit exceeds it: not "holds"
+    # mean 2.5 < bound 2.66, but the upper 95 % limit exceeds it: not "holds" -- and not
+    # "VIOLATED" either, since the interval contains the bound: inconclusive, with the reason
     r = compare(PLATEAU, [1.5, 3.5, 2.5], params=OK)
-    assert r.measured == pytest.approx(2.5) and r.measured_hi > RHS
-    assert r.verdict == "VIOLATED"
+    assert r.measured == pytest.approx(2.5) and r.measured_lo < RHS < r.measured_hi
+    assert r.verdict == "inconclusive"
+    assert "contains the bound" in r.reason and "more seeds" in r.reason
+
+
+def test_violated_when_the_whole_interval_is_above_the_bound():
+    r = compare(PLATEAU, [2.9, 3.0, 3.1], params=OK)
+    assert r.measured_lo > RHS and r.verdict == "VIOLATED"
+
+
+def test_more_seeds_decide_an_inconclusive_case():
+    rng = np.random.default_rng(0)
+    few = compare(PLATEAU, 2.0 + rng.normal(0, 1.0, 2), params=OK)
+    many = compare(PLATEAU, 2.0 + rng.normal(0, 0.2, 400), params=OK)
+    assert few.verdict == "inconclusive" and many.verdict == "holds"
 
 
 def test_one_lucky_run_does_not_pass_a_violation():

@@ -1,27 +1,63 @@
-"""Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1)."""
+"""Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1), with an inline
+matplotlib backend, and shows at least one figure."""
 
 import pathlib
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+#: one notebook per bound family and one per workflow (README: your own bound / run, sweeps)
+REQUIRED = {"drift", "skew", "weight_error", "contraction", "own_bound", "own_run", "dask_sweep"}
+#: what ipykernel itself selects in Jupyter when MPLBACKEND is unset (matplotlib-inline is a
+#: dependency of ipykernel and IPython, both in the dev extra)
+INLINE = "module://matplotlib_inline.backend_inline"
 
 
 def test_there_is_a_notebook_per_family():
-    assert {p.stem for p in NOTEBOOKS} >= {"drift", "skew", "weight_error", "contraction"}
+    assert {p.stem for p in NOTEBOOKS} >= REQUIRED
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path, monkeypatch, tmp_path):
+def test_notebook_is_committed_clean(path):
     nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
         "notebooks are committed without outputs"
+    assert not any("matplotlib.use(" in c.source or "%matplotlib" in c.source for c in code), \
+        "the backend is the runner's choice, not the notebook's"
+
+
+def _images(nb) -> int:
+    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
+               for o in c.outputs)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_and_draws(path, monkeypatch, tmp_path):
+    if path.stem == "dask_sweep":
+        pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed")
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
     monkeypatch.setenv("BOUNDLAB_NB_SMALL", "1")
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("MPLBACKEND", INLINE)
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
-    assert not errors
+    assert not errors, [f"{o.ename}: {o.evalue}" for o in errors]
+    assert _images(nb) >= 1, f"{path.name} produced no figure (no image/png output)"
+    assert _verdict_is_computed(nb), f"{path.name}: the cell after '## Verdict' shows no " \
+        "computed text (a text/markdown output)"
+
+
+def _verdict_is_computed(nb) -> bool:
+    """The code cell after the '## Verdict' heading displays Markdown built from the results."""
+    cells = nb.cells
+    for i, c in enumerate(cells):
+        if c.cell_type == "markdown" and c.source.lstrip().startswith("## Verdict"):
+            after = next((d for d in cells[i + 1:] if d.cell_type == "code"), None)
+            return after is not None and any("text/markdown" in o.get("data", {})
+                                             for o in after.outputs)
+    return False

@@ -35,7 +35,8 @@ from ..compare import CheckResult, compare
 __all__ = ["user_specs", "QUICK_ROUNDS"]
 
 QUICK_ROUNDS = 20
-_ORDER = ("error", "VIOLATED", "diverged", "not-applicable", "holds", "order-only")
+_ORDER = ("error", "VIOLATED", "diverged", "inconclusive", "not-applicable", "holds",
+          "order-only")
 
 
 def user_specs() -> list:

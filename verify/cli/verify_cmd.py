@@ -39,6 +39,9 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")  # figures go to files; never open a window
     from boundlab.errors import DomainError
     from verify import report
     from verify.suite import Context, run_suite, select
