@@ -42,7 +42,8 @@ VERDICT_WORDS = {"holds": "holds: bound \u2265 measured", "VIOLATED": "VIOLATED:
                  "not-applicable": "not applicable: a precondition fails",
                  "order-only": "order only: O(\u00b7) statement, not judged",
                  "diverged": "diverged: the run blew up", "error": "error",
-                 "supported": "supported", "refuted": "refuted", "inconclusive": "inconclusive"}
+                 "supported": "supported", "refuted": "refuted",
+                 "inconclusive": "inconclusive: too few seeds to tell"}
 
 _ALGOS = {"fedavg": "FedAvg", "fedprox": "FedProx", "fedmax-k": "FedMax(k)", "fedmax": "FedMax",
           "fedsoftmax": "FedSoftMax", "fedau": "FedAU", "beta": "Beta algorithm",
