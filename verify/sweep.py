@@ -32,6 +32,17 @@ resumes with nothing lost and nothing duplicated. A directory holding another sw
 The table is then read back from those files, so a resumed sweep and an uninterrupted one give
 the same table.
 
+Per-run and per-round quantities the default columns lack come from ``measures``:
+``{name: fn(trace, problem)}``, evaluated on every run's :class:`toys.Trace` where it ran (in
+the worker for Dask). A scalar (number, string, bool) is a per-run value on the final round's
+row (NaN / None on the others, as a per-run left-hand side); an array of length ``rounds + 1``
+is one value per state x_0..x_R, of length ``rounds`` one per round (NaN on the final row).
+
+Everything ``toys.run`` accepts passes through as a fixed keyword: ``backend="torch"`` and
+``device``, a ``participation`` process or matrix, a callable ``lr``, ``record``, ``x0``; the
+algorithm may be a prebuilt :class:`toys.Algorithm` and the problem an instance. ``grid={}``
+is one point (a sweep over seeds only).
+
 ``executor="dask"`` runs the grid points on Dask distributed (``pip install boundlab[dask]``):
 a ``LocalCluster`` of ``n_workers`` single-threaded processes, or the cluster at
 ``scheduler="tcp://host:port"``. Files are written by this process as points finish; rows are
@@ -66,7 +77,7 @@ _BOUND_COLS = ("measured", "bound_value", "ratio", "verdict", "reason", "measure
 
 def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out=None,
           executor="local", scheduler=None, n_workers=2, params=None, level=0.95,
-          progress=None, **fixed):
+          progress=None, measures=None, **fixed):
     """Run ``algorithm`` over every point of ``grid`` and every seed; a tidy DataFrame.
 
     Parameters
@@ -77,7 +88,8 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
     algorithm : str or toys.Algorithm
         Passed to ``toys.run``.
     grid : dict
-        name -> list of values; the points are the Cartesian product, in the dict's order.
+        name -> list of values; the points are the Cartesian product, in the dict's order
+        (``{}``: one point, the fixed keywords only).
     seeds : int or sequence of int
         A count (seeds 0..n-1) or the seeds.
     rounds : int
@@ -96,11 +108,15 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
         :func:`verify.check`).
     progress : callable, optional
         ``progress(done, total)`` after every finished grid point (skipped ones included).
+    measures : dict, optional
+        name -> ``fn(trace, problem)``: extra columns computed from every run's trace (a
+        scalar per run on the final round's row, or an array of length ``rounds + 1`` or
+        ``rounds`` per round); module-level functions, so Dask workers can run them.
     **fixed
         Keywords shared by every point, routed like grid names.
     """
     spec = _spec(problem_or_factory, algorithm, grid, seeds, rounds, bound, executor, fixed,
-                 params, level)
+                 params, level, measures)
     points = spec["points"]
     store = _Store(out, spec) if out is not None else None
     done = store.finished() if store else set()
@@ -149,6 +165,10 @@ def run_point(task):
     logs = [tr.to_log(p=prob.p) for tr in traces]
     frame = pd.concat(logs, ignore_index=True)
     frame = frame[["seed", "round", *[c for c in frame.columns if c not in ("seed", "round")]]]
+    if spec.get("measures"):
+        from ._sweep_measures import add_measures
+
+        frame = add_measures(frame, spec["measures"], traces, prob, spec["rounds"])
     if spec["bound"] is not None:
         frame = _with_bound(frame, spec, prob, traces, logs, run_kw)
     point = spec["points"][i]
@@ -239,7 +259,8 @@ def _build(problem, options):
 
 
 # ------------------------------------------------------------------------------ spec
-def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, params, level):
+def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, params, level,
+          measures=None):
     from toys.validation import check_choice, check_int
 
     check_choice("executor", executor, EXECUTORS)
@@ -250,8 +271,8 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
         seed_list = [check_int("seeds", s, lo=0) for s in seeds]
         if not seed_list or len(set(seed_list)) != len(seed_list):
             raise DomainError("seeds", seeds, "a count >= 1 or distinct seeds >= 0")
-    if not isinstance(grid, dict) or not grid:
-        raise DomainError("grid", grid, "a non-empty dict name -> list of values")
+    if not isinstance(grid, dict):
+        raise DomainError("grid", grid, "a dict name -> list of values ({}: one point)")
     for k, v in grid.items():
         if isinstance(v, (str, bytes)) or not hasattr(v, "__len__") or len(v) == 0:
             raise DomainError(f"grid[{k!r}]", v, "a non-empty list of values")
@@ -262,6 +283,9 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
         if k in reserved or k in ("seeds", "grid"):
             raise UnknownNameError("grid or fixed name (seeds and rounds are sweep arguments)",
                                    k, sorted(set(grid) - reserved))
+    from ._sweep_measures import check_measures
+
+    measures = check_measures(measures, [*grid, *fixed, *_BOUND_COLS])
     if bound is not None:
         from .check import _bound, _quantity
 
@@ -271,6 +295,8 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
     task = {"problem": problem, "algorithm": algorithm, "rounds": rounds, "seeds": seed_list,
             "bound": bound, "fixed": dict(fixed), "points": points,
             "params": dict(params or {}), "level": float(level)}
+    if measures:
+        task["measures"] = measures
     return {"task": task, "points": points, "grid": dict(grid), "describe": _describe(task)}
 
 
@@ -293,8 +319,13 @@ def _jsonable(v):
 
 def _describe(task) -> dict:
     """The sweep's definition as JSON data (what ``sweep.json`` holds and a re-run matches)."""
-    return {k: _jsonable(task[k]) for k in ("problem", "algorithm", "rounds", "seeds", "bound",
-                                            "fixed", "points", "params", "level")}
+    out = {k: _jsonable(task[k]) for k in ("problem", "algorithm", "rounds", "seeds", "bound",
+                                           "fixed", "points", "params", "level")}
+    if "measures" in task:  # only then: a sweep.json written before measures existed matches
+        from ._sweep_measures import describe_measures
+
+        out["measures"] = describe_measures(task["measures"])
+    return out
 
 
 def _assemble(frames, spec):

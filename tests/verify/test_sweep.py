@@ -71,12 +71,84 @@ def test_sigkill_mid_sweep_then_resume_gives_the_uninterrupted_rows(tmp_path):
 
 
 def test_dask_local_cluster_gives_the_local_table():
+    from verify.checks._runs import DIVERGED, trace_values
+
+    # measures run in the workers: importable functions (the checks' own)
     kw = dict(grid={"lr": [0.05, 0.2], "local_steps": [1, 3]}, seeds=[0, 3], rounds=5,
-              bound=BOUND, n_clients=4, dim=2, noise_std=0.1)
+              bound=BOUND, n_clients=4, dim=2, noise_std=0.1,
+              measures={**DIVERGED, **trace_values("rho_bar")})
     local = verify.sweep("quadratic", "fedavg", **kw)
     dask = verify.sweep("quadratic", "fedavg", executor="dask", n_workers=2, **kw)
     pd.testing.assert_frame_equal(local, dask)
     assert set(local["verdict"].dropna()) <= {"holds", "VIOLATED", "not-applicable"}
+    assert local["rho_bar"].notna().sum() == 2 * 2 * 2  # one per run, on its final row
+
+
+def _alpha_l1(trace, problem):
+    return np.abs(trace.alpha - problem.p[None, :]).sum(axis=1)
+
+
+def test_measures_add_per_run_per_state_and_per_round_columns_bit_for_bit():
+    prob = toys.quadratic(n_clients=3, dim=2, seed=0, noise_std=0.2)
+    measures = {"final_x1": lambda tr, pb: tr.final_model[1],  # per run
+                "why": lambda tr, pb: "ok" if tr.diverged_at is None else "diverged",
+                "gap_twice": lambda tr, pb: 2 * tr.gap,  # per state: rounds + 1 values
+                "alpha_l1": _alpha_l1}  # per round: rounds values
+    df = verify.sweep(prob, "fedavg", grid={"lr": [0.05, 0.1]}, seeds=[0, 2], rounds=4,
+                      local_steps=2, batch_size=1, measures=measures)
+    assert len(df) == 2 * 2 * 5 and "measures" in df.attrs["sweep"]
+    for (lr, seed), rows in df.groupby(["lr", "seed"]):
+        tr = toys.run(prob, "fedavg", rounds=4, seed=int(seed), lr=lr, local_steps=2,
+                      batch_size=1)
+        final = rows["round"] == 4
+        assert rows.loc[final, "final_x1"].item() == tr.final_model[1]
+        assert rows.loc[~final, "final_x1"].isna().all()
+        assert rows["why"].iloc[:-1].isna().all() and rows["why"].iloc[-1] == "ok"
+        np.testing.assert_array_equal(rows["gap_twice"], 2 * tr.gap)
+        np.testing.assert_array_equal(rows["alpha_l1"][:-1], _alpha_l1(tr, prob))
+        assert np.isnan(rows["alpha_l1"].iloc[-1])
+
+
+def test_measures_are_checked():
+    kw = dict(grid={"lr": [0.1]}, seeds=1, rounds=2, n_clients=3, dim=2)
+    for bad in ({"seed": _alpha_l1}, {"lr": _alpha_l1}, {"measured": _alpha_l1},
+                {"x": 3.0}):
+        with pytest.raises(DomainError, match="measures"):
+            verify.sweep("quadratic", "fedavg", measures=bad, **kw)
+    with pytest.raises(DomainError, match="not already a column"):
+        verify.sweep("quadratic", "fedavg", measures={"gap": _alpha_l1}, **kw)
+    with pytest.raises(DomainError, match=r"measures\['m'\].*length 3"):
+        verify.sweep("quadratic", "fedavg", measures={"m": lambda tr, pb: np.zeros(7)}, **kw)
+    # no measures: the sweep's definition (sweep.json) is the one it always was
+    assert "measures" not in verify.sweep("quadratic", "fedavg", **kw).attrs["sweep"]
+
+
+def test_empty_grid_prebuilt_algorithm_and_toys_run_keywords_pass_through():
+    prob = toys.quadratic(n_clients=4, dim=2, seed=1)
+    proc = toys.participation.Bernoulli(np.full(4, 0.5))
+    kw = dict(grid={}, seeds=[1, 4], rounds=3, lr=lambda t: 0.1 / (1 + t), local_steps=2,
+              participation=proc, record="sync")
+    df = verify.sweep(prob, "fedavg", **kw)
+    assert list(df.columns[:2]) == ["seed", "round"] and len(df) == 2 * 4
+    algo = toys.algorithms.get("fedavg")
+    assert isinstance(algo, toys.Algorithm)
+    pd.testing.assert_frame_equal(verify.sweep(prob, algo, **kw), df)
+    for seed, rows in df.groupby("seed"):
+        tr = toys.run(prob, "fedavg", rounds=3, seed=int(seed), lr=kw["lr"], local_steps=2,
+                      participation=proc, record="sync")
+        np.testing.assert_array_equal(rows["gap"], tr.gap)
+        np.testing.assert_array_equal(rows["n_participants"][:-1], tr.n_participants)
+
+
+def test_backend_and_device_pass_through_to_toys_run():
+    pytest.importorskip("torch")
+    kw = dict(grid={"lr": [0.1]}, seeds=1, rounds=2, n_clients=3, dim=2,
+              measures={"backend_used": lambda tr, pb: tr.backend})
+    torch_df = verify.sweep("quadratic", "fedavg", backend="torch", device="cpu", **kw)
+    numpy_df = verify.sweep("quadratic", "fedavg", **kw)
+    assert torch_df["backend_used"].iloc[-1] == "torch"
+    assert numpy_df["backend_used"].iloc[-1] == "numpy"
+    np.testing.assert_allclose(torch_df["gap"], numpy_df["gap"], rtol=1e-10)
 
 
 def test_rows_are_one_per_point_seed_round_with_check_verdicts():
@@ -167,7 +239,7 @@ def test_theory_vs_measured_draws_bound_terms_and_writes_png_svg(tmp_path):
 
     df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2, 4]}, seeds=2,
                       rounds=6, bound="drift.round_progress", lr=0.1)
-    fig = theory_vs_measured(df, facet="local_steps", path=tmp_path / "fig")
+    fig = theory_vs_measured(df, facet="local_steps", path=tmp_path / "fig", yscale="log")
     assert len(fig.axes) == 2 and all(ax.get_yscale() == "log" for ax in fig.axes)
     assert not any(ax.collections[1:] for ax in fig.axes)  # only the band is an area
     labels = [t.get_text() for t in fig.legends[0].get_texts()]

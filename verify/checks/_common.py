@@ -129,8 +129,12 @@ def simulate(ctx, problem, algorithm: str, **kw):
 def server_models(prob, rounds: int, runs=(), algorithm: str = "fedavg", x0=None,
                   **hyper) -> np.ndarray:
     """Server models x_0..x_T of the deterministic full-batch run of ``algorithm`` (round by
-    round), plus the final models of ``runs``: the points where a-posteriori constants
-    (sigma^2, G^2, zeta) are evaluated.
+    round), plus the final models of ``runs`` (traces, or the rows of a sweep's runs with the
+    :func:`~verify.checks._runs.final_model` measures): the points where a-posteriori
+    constants (sigma^2, G^2, zeta) are evaluated.
+
+    The loop is over rounds, not seeds: a trace keeps only its final model, so x_1..x_T come
+    from one-round runs, each started where the previous one ended.
 
     ``lr`` may be a callable of the global iteration index; it is shifted per round.
 

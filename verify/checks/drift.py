@@ -12,6 +12,9 @@ at tau = 3000).
 Constants: L = max_i sup L_i (every client, DKR-16), zeta = max_i sup_x |F_i' - F'| (exact on the
 one-parameter toy), D = |b0 - b*| (3.03, not the paper's 2: DKR-13).
 
+The runs over tau and over seeds are sweeps (:func:`verify.sweep`, read back run by run with
+:mod:`verify.checks._runs`), so they can run on Dask like any sweep.
+
 Example
 -------
 >>> from verify.suite import Context
@@ -29,7 +32,7 @@ import numpy as np
 import boundlab
 import toys
 
-from ..suite import register
+from ..suite import Context, register
 from ._common import (
     attach_tightness,
     claim,
@@ -37,9 +40,9 @@ from ._common import (
     judge,
     server_models,
     simulate,
-    trace_diverged,
     worst_rows,
 )
+from ._runs import DIVERGED, final_model, runs, sweep_runs, trace_values
 
 ETA = 0.2
 TAUS_FULL, TAUS_QUICK = (10, 50, 300, 1000), (10, 50)
@@ -65,10 +68,27 @@ def _paper_participation(M: int, rounds: int, seed: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def _theory_run(tau: int, rounds: int, backend: str = "numpy", device=None):
+def _theory_runs(taus: tuple, rounds: int, backend: str = "numpy", device=None) -> dict:
+    """tau -> the theory-protocol run (all M clients, weights 1/M, seed 0): a sweep over tau."""
     prob, _ = _toy()
-    return toys.run(prob, "fedavg", rounds=rounds, seed=0, lr=ETA, local_steps=tau,
-                    **({} if backend == "numpy" else {"backend": backend, "device": device}))
+    df = sweep_runs(Context(backend=backend, device=device), prob, "fedavg",
+                    grid={"local_steps": list(taus)}, seeds=[0], rounds=rounds, lr=ETA,
+                    measures={**DIVERGED, **trace_values("avg_shadow_gap")})
+    return {r.point["local_steps"]: r for r in runs(df)}
+
+
+def _theory_run(tau: int, rounds: int, backend: str = "numpy", device=None):
+    """The theory-protocol run for one tau (its rows of the sweep table, read like a trace)."""
+    return _theory_runs((tau,), rounds, backend, device)[tau]
+
+
+def _paper_runs(ctx, taus, rounds: int) -> dict:
+    """tau -> the paper-protocol run (1 regular client + the outlier, weights 1/2, seed 1)."""
+    prob, _ = _toy()
+    df = sweep_runs(ctx, prob, "fedavg", grid={"local_steps": list(taus)}, seeds=[1],
+                    rounds=rounds, lr=ETA, record="sync", measures=DIVERGED,
+                    participation=_paper_participation(prob.n_clients, rounds, seed=1))
+    return {r.point["local_steps"]: r for r in runs(df)}
 
 
 def _rounds(ctx):
@@ -86,8 +106,9 @@ def drift_theorem_seed004(ctx):
     bound = boundlab.get("drift.fedavg_convex")
     T = _rounds(ctx)
     out = []
+    theory = _theory_runs(_taus(ctx), T, ctx.backend, ctx.device)
     for tau in _taus(ctx):
-        tr = _theory_run(tau, T, ctx.backend, ctx.device)
+        tr = theory[tau]
         params = _params(consts, tau, T, prob.n_clients)
         running = np.cumsum(tr.shadow_gap) / np.arange(1, T + 1)
         t_axis = np.arange(1, T + 1)
@@ -98,7 +119,7 @@ def drift_theorem_seed004(ctx):
                   "title": f"DKR Thm 2.1, seed-004 toy, theory protocol, tau = {tau}"}
         r = judge(bound, [tr.avg_shadow_gap], params, check="drift_theorem_seed004",
                   case=f"tau={tau}", problem="seed004-toy (theory protocol)", seeds=[0],
-                  deterministic=True, diverged=trace_diverged(tr), series=series,
+                  deterministic=True, diverged=tr.diverged, series=series,
                   constants=constants_record(consts, ("L", "L_F", "zeta", "D")))
         attach_tightness(r, ctx, params)
         out.append(r)
@@ -112,13 +133,14 @@ def drift_client_drift(ctx):
     bound = boundlab.get("drift.client_drift")
     T = _rounds(ctx)
     out = []
+    theory = _theory_runs(_taus(ctx), T, ctx.backend, ctx.device)
     for tau in _taus(ctx):
-        tr = _theory_run(tau, T, ctx.backend, ctx.device)
+        tr = theory[tau]
         params = _params(consts, tau, T, prob.n_clients)
         out.append(judge(bound, [float(np.nanmax(tr.drift_max))], params,
                          check="drift_client_drift", case=f"tau={tau}",
                          problem="seed004-toy (theory protocol)", seeds=[0], deterministic=True,
-                         diverged=trace_diverged(tr),
+                         diverged=tr.diverged,
                          constants=constants_record(consts, ("L", "zeta"))))
     return out
 
@@ -130,8 +152,9 @@ def drift_round_progress(ctx):
     bound = boundlab.get("drift.round_progress")
     T = _rounds(ctx)
     out = []
+    theory = _theory_runs(_taus(ctx), T, ctx.backend, ctx.device)
     for tau in _taus(ctx)[:2]:
-        tr = _theory_run(tau, T, ctx.backend, ctx.device)
+        tr = theory[tau]
         c = consts.as_params()
         params = dict(dist0=tr.dist2[:-1], dist_tau=tr.dist2[1:], eta=ETA, tau=tau, sigma=0.0,
                       M=prob.n_clients, L=c["L"], drift_sum=tr.drift_sum)
@@ -141,7 +164,7 @@ def drift_round_progress(ctx):
         scalar = {k: (v[worst] if np.ndim(v) else v) for k, v in params.items()}
         r = judge(bound, [tr.shadow_gap[worst]], scalar, check="drift_round_progress",
                   case=f"tau={tau}", problem="seed004-toy (theory protocol)", seeds=[0],
-                  deterministic=True, diverged=trace_diverged(tr),
+                  deterministic=True, diverged=tr.diverged,
                   note=f"checked at each of {T} rounds; worst round {worst} shown; "
                        f"rounds violated: {int(np.sum(slack < -1e-12 * np.abs(rhs)))}",
                   constants=constants_record(consts, ("L",)))
@@ -156,23 +179,24 @@ def drift_plateau(ctx):
     bound = boundlab.get("drift.plateau")
     T, M = _rounds(ctx), prob.n_clients
     out, paper_final = [], []
+    theory = _theory_runs(_taus(ctx), T, ctx.backend, ctx.device)
+    paper = _paper_runs(ctx, _taus(ctx), T)
     for tau in _taus(ctx):
         params = _params(consts, tau, T, M)
-        tr = _theory_run(tau, T, ctx.backend, ctx.device)
+        tr = theory[tau]
         r = judge(bound, [tr.shadow_gap[-1]], params, check="drift_plateau",
                   case=f"theory protocol, tau={tau}", problem="seed004-toy (theory protocol)",
-                  seeds=[0], deterministic=True, diverged=trace_diverged(tr),
+                  seeds=[0], deterministic=True, diverged=tr.diverged,
                   note="measured: shadow gap averaged over the last round's local steps",
                   constants=constants_record(consts, ("L", "zeta")))
         attach_tightness(r, ctx, params)
         out.append(r)
-        pp = simulate(ctx, prob, "fedavg", rounds=T, seed=1, lr=ETA, local_steps=tau,
-                      participation=_paper_participation(M, T, seed=1), record="sync")
+        pp = paper[tau]
         paper_final.append(pp.gap[-1])
         out.append(judge(bound, [pp.gap[-1]], params, check="drift_plateau",
                          case=f"paper protocol, tau={tau}",
                          problem="seed004-toy (paper protocol)", seeds=[1],
-                         diverged=trace_diverged(pp),
+                         diverged=pp.diverged,
                          extra_violations=[PAPER_VIOLATION],
                          note="measured: training gap F(b_T) - F* of the final model",
                          constants=constants_record(consts, ("L", "zeta"))))
@@ -232,26 +256,27 @@ def drift_theorem_minibatch(ctx):
     out = []
     for label, prob, b in cases:
         eta = 0.5 / (4 * toys.constants(prob).L.value)
-        runs = [simulate(ctx, prob, "fedavg", rounds=T, seed=s, lr=eta, local_steps=tau,
-                         batch_size=b) for s in seeds]
+        measures = {**DIVERGED, **trace_values("avg_shadow_gap"), **final_model(prob.dim)}
+        trs = runs(sweep_runs(ctx, prob, "fedavg", seeds=seeds, rounds=T, lr=eta,
+                              local_steps=tau, batch_size=b, measures=measures))
         # sigma^2, G^2 (and zeta on quadratics) at the server models of the full-batch run and
         # at every run's final model: an a-posteriori estimate along the trajectory
-        traj = server_models(prob, T, runs, lr=eta, local_steps=tau)
+        traj = server_models(prob, T, trs, lr=eta, local_steps=tau)
         consts = toys.constants(prob, trajectory=traj, batch_size=b)
         c = consts.as_params()
         params = {"D": c["D"], "eta": eta, "tau": tau, "T": T, "sigma": c["sigma"],
                   "M": prob.n_clients, "L": c["L"], "zeta": c["zeta"]}
-        diverged = "; ".join(filter(None, (trace_diverged(tr) for tr in runs)))
+        diverged = "; ".join(filter(None, (tr.diverged for tr in trs)))
         common = {"problem": label, "seeds": seeds, "setting": {"batch_size": b},
                   "note": f"stochastic: {len(seeds)} seeds, judged on the 95 % upper "
                           "confidence limit of the mean",
                   "diverged": diverged,
                   "constants": constants_record(consts, ("L", "zeta", "sigma2", "D"))}
-        out.append(judge(boundlab.get("drift.fedavg_convex"), [tr.avg_shadow_gap for tr in runs],
+        out.append(judge(boundlab.get("drift.fedavg_convex"), [tr.avg_shadow_gap for tr in trs],
                          params, check="drift_theorem_minibatch", case=f"Thm 2.1, {label}",
                          **common))
         out.append(judge(boundlab.get("drift.client_drift"),
-                         [float(np.nanmax(tr.drift_max)) for tr in runs], params,
+                         [float(np.nanmax(tr.drift_max)) for tr in trs], params,
                          check="drift_theorem_minibatch", case=f"Lemma 2.3, {label}", **common))
     return out
 

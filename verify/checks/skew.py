@@ -20,6 +20,9 @@ corollary whatever rho_bar turns out to be (rho_bar <= 1/min p, BM-15). Rules: F
   over 12 seeds must contain -1; and rho <= 1/min p on every run;
 * the worst-instance search for the corrected corollary (:mod:`verify.worst`).
 
+Runs over seeds go through :func:`verify.sweep` (:mod:`verify.checks._runs`); the single-seed,
+per-iteration (``record="step"``) runs of each rule stay direct ``toys.run`` calls.
+
 Example
 -------
 >>> from verify.suite import Context
@@ -50,6 +53,7 @@ from ._common import (
     trace_diverged,
     worst_rows,
 )
+from ._runs import DIVERGED, final_model, runs, sweep_runs, trace_values
 
 E = 2
 RULES = (("fedavg", {}), ("fedsoftmax", {"temperature": 10.0}),
@@ -185,7 +189,7 @@ def skew_corollary_printed(ctx):
     for name, hyper in (RULES[0], RULES[3], RULES[4]):
         for bound, gamma in ((printed, 4 * L / mu),
                              (corrected, _gamma(L, mu, prob.p.min(), PRINTED_E))):
-            tr = toys.run(prob, name, rounds=rounds, seed=0, local_steps=PRINTED_E,
+            tr = simulate(ctx, prob, name, rounds=rounds, seed=0, local_steps=PRINTED_E,
                           lr=lambda t, g=gamma: 1.0 / (mu * (t + g)), **hyper)
             c = consts.as_params()
             prm = dict(L=c["L"], mu=c["mu"], E=PRINTED_E, G=float(np.sqrt(np.nanmax(tr.g2_max))),
@@ -214,18 +218,19 @@ def skew_corollary_logistic_sgd(ctx):
     rounds, b = ctx.pick(150, 40), 4
     seeds = list(range(ctx.n_seeds(10, 3)))
     lr = (lambda t: 1.0 / (mu * (t + gamma)))
-    runs = {}
-    for name, hyper in (RULES[0], RULES[2], RULES[4], RULES[5]):
-        runs[_label(name, hyper)] = [
-            simulate(ctx, prob, name, rounds=rounds, seed=s, local_steps=E, lr=lr, batch_size=b,
-                     **hyper) for s in seeds]
-    traj = server_models(prob, rounds, [tr for rs in runs.values() for tr in rs], lr=lr,
+    measures = {**DIVERGED, **trace_values("rho_bar", "rho_tilde"), **final_model(prob.dim)}
+    by_rule = {}
+    for name, hyper in (RULES[0], RULES[2], RULES[4], RULES[5]):  # each rule: one sweep of seeds
+        by_rule[_label(name, hyper)] = runs(sweep_runs(
+            ctx, prob, name, seeds=seeds, rounds=rounds, local_steps=E, lr=lr, batch_size=b,
+            measures=measures, **hyper))
+    traj = server_models(prob, rounds, [tr for rs in by_rule.values() for tr in rs], lr=lr,
                          local_steps=E)
     consts = toys.constants(prob, trajectory=traj, batch_size=b)
     c = consts.as_params()
     bound = boundlab.get("skew.corollary_gamma")
     out = []
-    for label, trs in runs.items():
+    for label, trs in by_rule.items():
         G = float(np.sqrt(max(np.nanmax(tr.g2_max) for tr in trs)))
         prm = dict(L=c["L"], mu=c["mu"], E=E, G=G, sigma=c["sigma"], Gamma=c["Gamma"],
                    rho_bar=min(tr.rho_bar for tr in trs),
@@ -236,10 +241,15 @@ def skew_corollary_logistic_sgd(ctx):
                          seeds=seeds, setting={"batch_size": b},
                          note=f"stochastic: {len(seeds)} seeds, judged on the 95 % upper "
                               "confidence limit of the mean",
-                         diverged="; ".join(filter(None, (trace_diverged(tr) for tr in trs))),
+                         diverged="; ".join(filter(None, (tr.diverged for tr in trs))),
                          constants=constants_record(consts, ("L", "mu", "Gamma", "sigma2", "D"),
                                                     extra={"G": (G, "estimate(a posteriori)")})))
     return out
+
+
+def _alpha_err(trace, problem) -> np.ndarray:
+    """||alpha_t - p||_1 per round (a sweep measure)."""
+    return np.abs(trace.alpha - problem.p[None, :]).sum(axis=1)
 
 
 def _binned_slopes(errs: np.ndarray, rounds: int) -> np.ndarray:
@@ -260,13 +270,10 @@ def skew_alpha_to_p(ctx):
     rounds = 800
     seeds = list(range(ctx.n_seeds(12, 4)))
     gamma = _gamma(4.0, 1.0, prob.p.min(), E)
-    errs = []
-    for s in seeds:
-        tr = simulate(ctx, prob, "fedsoftmax", rounds=rounds, seed=s, local_steps=E,
-                      temperature=1.0, batch_size=1, lr=lambda t: 1.0 / (t + gamma),
-                      record="none")
-        errs.append(np.abs(tr.alpha - prob.p[None, :]).sum(axis=1))
-    errs = np.array(errs)
+    frame = sweep_runs(ctx, prob, "fedsoftmax", seeds=seeds, rounds=rounds, local_steps=E,
+                       temperature=1.0, batch_size=1, lr=lambda t: 1.0 / (t + gamma),
+                       record="none", measures={"alpha_err": _alpha_err})
+    errs = np.array([r.per_round("alpha_err") for r in runs(frame)])
     slopes = _binned_slopes(errs, rounds)
     m, lo, hi = mean_ci(slopes)
     outcome = "supported" if lo <= -1.0 <= hi else "refuted"

@@ -10,7 +10,9 @@
   and cyclic participation.
 
 The weights omega come from ``toys.run(..., "fedau")`` (``trace.omega``) on a dummy problem whose
-clients are the N clients times R replicate participation paths.
+clients are the N clients times R replicate participation paths (the replicates are one
+vectorized run, not a loop over seeds). The baselines' server_lr grid x seeds is a sweep
+(:func:`verify.sweep`).
 
 Example
 -------
@@ -31,6 +33,7 @@ from toys import participation
 from ..compare import compare
 from ..suite import register
 from ._common import claim, simulate
+from ._runs import runs, sweep_runs
 
 K_GRID = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500)
 
@@ -151,11 +154,13 @@ def weight_error_fedau_vs_baselines(ctx):
         proc = participation.make(pname, N, p=P)
         best = {}
         for a in algos:
-            for slr in server_lrs:  # the paper tunes the global step on a grid: keep the best
-                tails = [float(np.mean(simulate(ctx, prob, a, rounds=rounds, seed=s,
-                                                participation=proc, lr=0.1, local_steps=5,
-                                                server_lr=slr, record="sync")
-                                       .gap[-max(1, rounds // 5):])) for s in seeds]
+            # the paper tunes the global step on a grid: one sweep over it, keep the best
+            rs = runs(sweep_runs(ctx, prob, a, grid={"server_lr": list(server_lrs)},
+                                 seeds=seeds, rounds=rounds, participation=proc, lr=0.1,
+                                 local_steps=5, record="sync"))
+            for slr in server_lrs:
+                tails = [float(np.mean(r.gap[-max(1, rounds // 5):])) for r in rs
+                         if r.point["server_lr"] == slr]
                 if a not in best or np.mean(tails) < best[a][0]:
                     best[a] = (float(np.mean(tails)), slr)
         mean = {a: v[0] for a, v in best.items()}
