@@ -32,7 +32,9 @@ class Context:
     """What every check receives.
 
     ``quick`` shrinks runs (fewer seeds and rounds) for tests and a first look; ``backend`` and
-    ``device`` select the simulation backend; ``seeds`` overrides the number of seeds.
+    ``device`` select the simulation backend; ``seeds`` overrides the number of seeds;
+    ``executor`` / ``scheduler`` are passed to :func:`verify.sweep` for the checks' seeds and
+    settings ("dask" with the address of a running scheduler).
 
     >>> Context(quick=True).n_seeds(10, 3)
     3
@@ -44,6 +46,8 @@ class Context:
     seeds: int | None = None
     tightness: bool = True
     worst_budget: int | None = None
+    executor: str = "local"
+    scheduler: str | None = None
 
     def budget(self, full: int, quick: int) -> int:
         """Instance evaluations of a worst-instance search (``worst_budget`` overrides)."""

@@ -7,6 +7,7 @@ a claim is refuted or a check errored; 2 for bad input.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 __all__ = ["register"]
@@ -35,6 +36,12 @@ def register(sub) -> None:
     p.add_argument("--worst-budget", type=int, default=None, metavar="N",
                    help="instances evaluated by each worst-instance search (default: per check, "
                         "about 100-160; --quick: 12-20)")
+    p.add_argument("--executor", default="local", choices=("local", "dask"),
+                   help="where the checks' seeds and settings run: local (default) or dask "
+                        "(the [dask] extra; identical results)")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="with --executor dask: a running scheduler tcp://HOST:PORT (default: "
+                        "one local cluster for the whole suite)")
     p.set_defaults(func=_run)
 
 
@@ -58,9 +65,14 @@ def _run(args) -> int:
     report.check_output_path(args.out, "--out")
     check_device(args.backend, args.device)
     select(args.only)
-    ctx = Context(quick=args.quick, backend=args.backend, device=args.device, seeds=args.seeds,
-                  tightness=not args.no_tightness, worst_budget=args.worst_budget)
-    results = run_suite(args.only, ctx, progress=not args.json and sys.stderr.isatty())
+    if args.scheduler is not None and args.executor != "dask":
+        raise DomainError("--scheduler", args.scheduler, "given only with --executor dask")
+    with _scheduler(args) as scheduler:
+        ctx = Context(quick=args.quick, backend=args.backend, device=args.device,
+                      seeds=args.seeds, tightness=not args.no_tightness,
+                      worst_budget=args.worst_budget, executor=args.executor,
+                      scheduler=scheduler)
+        results = run_suite(args.only, ctx, progress=not args.json and sys.stderr.isatty())
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
                 "device": args.device, "seeds": args.seeds}
     out = report.write_report(results, args.out, settings=settings)  # one atomic output set
@@ -70,6 +82,25 @@ def _run(args) -> int:
         report.print_table(results)
         print(f"report: {out / 'report.md'}")
     return report.exit_status(results)
+
+
+@contextlib.contextmanager
+def _scheduler(args):
+    """The Dask scheduler address for the suite: the one given, or one local cluster started
+    for the whole run (closed at the end); None for the local executor."""
+    if args.executor != "dask" or args.scheduler is not None:
+        yield args.scheduler
+        return
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        from boundlab.errors import DomainError
+
+        raise DomainError("--executor", "dask", "local, or dask with the [dask] extra "
+                          "installed (pip install 'boundlab[dask]')") from None
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
 
 
 def check_device(backend: str, device) -> None:
