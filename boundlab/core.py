@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from .errors import DomainError, MissingParameterError, PreconditionError, UnknownNameError
+from ._fastbound import BoundEvaluation
+from ._fastcheck import (
+    PRECONDITION_RTOL,  # noqa: F401 - its historic home
+    as_real_array,
+    check_shapes,
+    judge,
+)
 from .symbols import LATEX_NAMES, Domain, domain_of, meaning_of, sym
 
 __all__ = ["Bound", "Param", "Precondition", "KINDS", "make_params", "as_real_array",
@@ -33,9 +39,9 @@ __all__ = ["Bound", "Param", "Precondition", "KINDS", "make_params", "as_real_ar
 
 KINDS = ("upper", "order", "identity")
 
-# relative tolerance used when judging a precondition (eta = 1/(4L) computed in floating point
-# must count as satisfied)
-PRECONDITION_RTOL = 1e-12
+# The value checks (domains, shapes, PRECONDITION_RTOL: the relative tolerance with which a
+# precondition is judged) live in boundlab._fastcheck, shared with the evaluator cache
+# (boundlab._fastbound), which runs them without sympy.
 
 
 @dataclass(frozen=True)
@@ -107,29 +113,27 @@ class Precondition:
         return tuple(sorted(s.name for s in free))
 
     @functools.cached_property
-    def _fn(self):
+    def evaluators(self):
+        """The compiled ``(lhs, rhs)`` (:class:`~boundlab._exact.ExactEvaluator`, arguments in
+        the order of :attr:`names`)."""
         from ._exact import ExactEvaluator
 
         syms = [sym(n) for n in self.names]
-        lhs, rhs = ExactEvaluator(self.lhs, syms), ExactEvaluator(self.rhs, syms)
+        return ExactEvaluator(self.lhs, syms), ExactEvaluator(self.rhs, syms)
+
+    @functools.cached_property
+    def _fn(self):
+        lhs, rhs = self.evaluators
         return lambda *args: (lhs(list(args)), rhs(list(args)))
 
     def holds(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """Boolean array: where the precondition holds (nan on either side: it does not)."""
         lhs, rhs = self._fn(*[values[n] for n in self.names])
-        lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
-        slack = PRECONDITION_RTOL * np.maximum(np.abs(lhs), np.abs(rhs))
-        if self.op == "<=":
-            return lhs <= rhs + slack
-        if self.op == "<":
-            return lhs < rhs
-        if self.op == ">=":
-            return lhs >= rhs - slack
-        return lhs > rhs
+        return judge(self.op, lhs, rhs)
 
 
 @dataclass(frozen=True)
-class Bound:
+class Bound(BoundEvaluation):
     """One published bound, encoded exactly as proved (printed typos corrected).
 
     Attributes
@@ -239,208 +243,32 @@ class Bound:
 
     # ------------------------------------------------------------------ evaluation
     @functools.cached_property
-    def _fn(self):
+    def evaluator(self):
+        """The compiled right-hand side (:class:`~boundlab._exact.ExactEvaluator`; arguments in
+        the order of :attr:`params`)."""
         from ._exact import ExactEvaluator
 
         syms = [p.symbol for p in self.params.values()]
-        ev = ExactEvaluator(self.stable if self.stable is not None else self.expr, syms,
-                            reference=self.expr)
+        return ExactEvaluator(self.stable if self.stable is not None else self.expr, syms,
+                              reference=self.expr)
+
+    @functools.cached_property
+    def term_evaluators(self) -> dict:
+        """The compiled terms, by name (arguments in the order of :attr:`params`)."""
+        from ._exact import ExactEvaluator
+
+        syms = [p.symbol for p in self.params.values()]
+        return {k: ExactEvaluator(v, syms) for k, v in self.terms.items()}
+
+    @functools.cached_property
+    def _fn(self):
+        ev = self.evaluator
         return lambda *args: ev(list(args))
 
     @functools.cached_property
     def _term_fns(self):
-        from ._exact import ExactEvaluator
-
-        syms = [p.symbol for p in self.params.values()]
-        evs = {k: ExactEvaluator(v, syms) for k, v in self.terms.items()}
-        return {k: (lambda *args, ev=ev: ev(list(args))) for k, ev in evs.items()}
-
-    def _validate(self, values: Mapping, *, allow_extra: bool = False) -> dict[str, np.ndarray]:
-        known = set(self.params) | set(self.extra_params)
-        unknown = [k for k in values if k not in known]
-        if unknown and not allow_extra:
-            raise UnknownNameError(f"parameter of {self.id}", unknown[0], list(known))
-        missing = [n for n in self.params if n not in values]
-        if missing:
-            raise MissingParameterError(
-                self.id, missing, {n: self.params[n].domain.describe() for n in missing})
-        out: dict[str, np.ndarray] = {}
-        for n, param in {**self.params, **self.extra_params}.items():
-            if n not in values:
-                continue
-            arr = as_real_array(n, values[n], param.domain.describe())
-            bad = param.domain.bad_mask(arr)
-            if bad.any():
-                shown = arr[bad].ravel()[0] if arr.ndim else float(arr)
-                raise DomainError(n, _num(shown), param.domain.describe())
-            out[n] = arr
-        check_shapes(out, self.id)
-        return out
-
-    def evaluate(self, *, strict: bool = False, **values):
-        """Vectorized value of the right-hand side.
-
-        Every parameter in ``params`` is required; values may be numpy arrays that broadcast.
-        Raises :class:`DomainError` (naming parameter, value and domain) for a value outside its
-        domain. With ``strict=True`` a violated precondition raises :class:`PreconditionError`.
-
-        >>> import boundlab, numpy as np
-        >>> b = boundlab.get("drift.plateau")
-        >>> b.evaluate(eta=np.array([0.1, 0.2]), tau=10, L=0.19, zeta=0.407).round(4).tolist()
-        [0.5665, 2.2661]
-        """
-        arrs = self._validate(values)
-        if strict:
-            failed = self._failed(arrs)
-            if failed:
-                raise PreconditionError(self.id, failed)
-        return _out(self._fn(*[arrs[n] for n in self.params]), arrs)
-
-    def evaluate_from(self, mapping: Mapping, *, strict: bool = False, **values):
-        """Like :meth:`evaluate`, taking what it needs from ``mapping`` and ignoring the rest.
-
-        Keyword ``values`` override entries of ``mapping``.
-
-        >>> import boundlab
-        >>> consts = {"L": 0.19, "zeta": 0.407, "mu": 0.01, "Gamma": 1.0}
-        >>> round(float(boundlab.get("drift.plateau").evaluate_from(consts, eta=0.2, tau=10)), 3)
-        2.266
-        """
-        merged = {**mapping, **values}
-        names = set(self.params) | set(self.extra_params)
-        return self.evaluate(strict=strict, **{k: v for k, v in merged.items() if k in names})
-
-    def evaluate_terms(self, **values) -> dict:
-        """Value of each named term (same validation as :meth:`evaluate`).
-
-        >>> import boundlab
-        >>> t = boundlab.get("drift.fedavg_convex").evaluate_terms(
-        ...     D=2.0, eta=0.2, tau=10, T=50, sigma=0.0, M=20, L=0.19, zeta=0.407)
-        >>> round(float(t["init"]), 4), round(float(t["drift_het"]), 4)
-        (0.02, 2.2661)
-        """
-        arrs = self._validate(values)
-        args = [arrs[n] for n in self.params]
-        return {k: _out(f(*args), arrs) for k, f in self._term_fns.items()}
-
-    def _failed(self, arrs: Mapping[str, np.ndarray]) -> list[str]:
-        failed = []
-        for pc in self.preconditions:
-            if all(n in arrs for n in pc.names) and not np.all(pc.holds(arrs)):
-                failed.append(pc.text)
-        return failed
-
-    def violated_preconditions(self, **values) -> list[str]:
-        """Texts of the preconditions that fail for some of the given values.
-
-        Preconditions whose parameters are not all given are not judged (see
-        :meth:`unchecked_preconditions`).
-
-        >>> import boundlab
-        >>> boundlab.get("drift.plateau").violated_preconditions(eta=0.2, tau=1, L=0.19, zeta=1)
-        []
-        """
-        arrs = self._validate(values, allow_extra=False)
-        return self._failed(arrs)
-
-    def unchecked_preconditions(self, **values) -> list[str]:
-        """Preconditions that cannot be judged with the given values (a parameter is absent).
-
-        >>> import boundlab
-        >>> boundlab.get("drift.client_drift").unchecked_preconditions(
-        ...     eta=0.1, tau=2, zeta=1.0, sigma=0.0)
-        ['eta <= 1/(4*L)']
-        """
-        return [pc.text for pc in self.preconditions if not all(n in values for n in pc.names)]
-
-
-def as_real_array(name: str, value, domain: str) -> np.ndarray:
-    """``value`` as a float64 array: real numbers only (no bool, complex, text, None, objects).
-
-    >>> as_real_array("eta", [0.1, 2], "positive real (0, inf)").tolist()
-    [0.1, 2.0]
-    >>> as_real_array("tau", True, "integer >= 1")
-    Traceback (most recent call last):
-    ...
-    boundlab.errors.DomainError: tau = True is outside its domain: integer >= 1 (a bool is not \
-a number)
-    """
-    if isinstance(value, (bool, np.bool_)):
-        raise DomainError(name, value, domain, "a bool is not a number")
-    if isinstance(value, (str, bytes, dict, set)) or value is None:
-        raise DomainError(name, value, domain, "not a number")
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
-        raise DomainError(name, value, domain, "not a number") from None
-    kind = raw.dtype.kind
-    if kind == "b":
-        raise DomainError(name, value, domain, "a bool is not a number")
-    if kind == "c":
-        raise DomainError(name, value, domain, "a complex number is not real")
-    if kind == "O":
-        items = raw.ravel().tolist()
-        if any(isinstance(x, (bool, np.bool_, complex, str, bytes)) or x is None for x in items):
-            raise DomainError(name, value, domain, "not a number")
-    elif kind not in "iuf":
-        raise DomainError(name, value, domain, "not a number")
-    try:
-        return np.asarray(raw, dtype=float)
-    except OverflowError:
-        raise DomainError(name, value, domain, "too large for float64") from None
-    except (TypeError, ValueError):
-        raise DomainError(name, value, domain, "not a number") from None
-
-
-def check_shapes(arrays: Mapping[str, np.ndarray], owner: str = "") -> tuple:
-    """The common broadcast shape of named arrays, or a DomainError naming the two that clash.
-
-    >>> check_shapes({"eta": np.ones(2), "tau": np.ones((3, 1))})
-    (3, 2)
-    >>> check_shapes({"eta": np.ones(2), "tau": np.ones(3)}, "drift.plateau")
-    Traceback (most recent call last):
-    ...
-    boundlab.errors.DomainError: tau = 'shape (3,)' is outside its domain: an array that \
-broadcasts with eta (shape (2,)) (drift.plateau: parameter shapes do not agree)
-    """
-    shape: tuple = ()
-    first = None
-    for n, a in arrays.items():
-        try:
-            shape = np.broadcast_shapes(shape, a.shape)
-        except ValueError:
-            clash = next(m for m, b in arrays.items()
-                         if _no_broadcast(a.shape, b.shape)) if first else first
-            raise DomainError(n, f"shape {a.shape}", f"an array that broadcasts with {clash} "
-                              f"(shape {arrays[clash].shape})",
-                              f"{owner + ': ' if owner else ''}parameter shapes do not agree"
-                              ) from None
-        first = first or n
-    return shape
-
-
-def _no_broadcast(a, b) -> bool:
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return True
-    return False
-
-
-def _num(x):
-    x = float(x)
-    return int(x) if x.is_integer() and abs(x) < 2**53 else x
-
-
-def _out(value, arrs):
-    """Broadcast the lambdified result to the inputs' shape; plain float for scalar inputs."""
-    shape = np.broadcast_shapes(*(a.shape for a in arrs.values())) if arrs else ()
-    out = np.asarray(value, dtype=float)
-    if out.shape != shape:
-        out = np.broadcast_to(out, shape).copy()
-    if out.ndim == 0:
-        return float(out)
-    return out
+        return {k: (lambda *args, ev=ev: ev(list(args)))
+                for k, ev in self.term_evaluators.items()}
 
 
 def isclose_expr(a: sp.Expr, b: sp.Expr) -> bool:

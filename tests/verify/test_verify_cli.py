@@ -82,3 +82,51 @@ def test_list_checks(capsys):
     assert main(["verify", "--list", "--only", "contraction"]) == 0
     out = capsys.readouterr().out
     assert "contraction_theorems" in out and "drift" not in out
+
+
+# ------------------------------------------------------------------------------ bounds: speed path
+def test_help_lists_every_group_without_importing_them(capsys):
+    """`boundlab --help` lists every command group from the one-line help kept in verify.cli,
+    and each line is the group's own help."""
+    import argparse
+
+    from verify import cli
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in cli._GROUPS)
+    full = cli.build_parser()  # every group imported: their own help lines
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    own = {a.dest: a.help for a in sub._choices_actions}
+    assert own == {name: cli._HELP[name] for name in cli._GROUPS}
+    lazy = cli.build_parser(["bounds", "list"])
+    sub = next(a for a in lazy._actions if isinstance(a, argparse._SubParsersAction))
+    assert {a.dest: a.help for a in sub._choices_actions} == own
+
+
+def test_bounds_commands_with_a_warm_cache_load_neither_sympy_nor_toys(tmp_path):
+    """A fresh `boundlab bounds eval|list` process with a warm evaluator cache imports no
+    sympy, toys, pandas or other command group, and prints what the sympy path prints."""
+    import os
+    import subprocess
+    import sys
+
+    from boundlab._cache_build import store_catalogue
+
+    assert store_catalogue(str(tmp_path))
+    code = ("import sys; from verify.cli import main; rc = main(sys.argv[1:]); "
+            "print(sorted(m for m in ('sympy', 'toys', 'pandas', 'verify.cli.toys_cmd', "
+            "'verify.cli.run_cmd', 'boundlab.core') if m in sys.modules), rc, file=sys.stderr)")
+    base = {k: v for k, v in os.environ.items() if k != "BOUNDLAB_NO_CACHE"}
+    for argv in (["bounds", "eval", "drift.fedavg_convex", "D=2", "eta=0.01", "tau=10", "T=50",
+                  "sigma=0.1", "M=20", "L=0.19", "zeta=0.407", "--json"],
+                 ["bounds", "list", "--json"]):
+        warm = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                              text=True, env={**base, "BOUNDLAB_CACHE_DIR": str(tmp_path)})
+        cold = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                              text=True, env={**base, "BOUNDLAB_NO_CACHE": "1"})
+        assert warm.stderr.strip().splitlines()[-1] == "[] 0", warm.stderr
+        assert "sympy" in cold.stderr and "boundlab.core" in cold.stderr
+        assert warm.stdout == cold.stdout and warm.stdout.strip()

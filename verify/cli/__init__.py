@@ -3,6 +3,10 @@
 Each command group lives in its own module exposing ``register(subparsers)``; this module only
 assembles them and turns every user error into one line on stderr with exit status 2.
 
+A run imports only the group it runs (``boundlab bounds eval ...`` never imports toys, numpy's
+heavy users or pandas); the other groups appear in ``boundlab --help`` through their one-line
+help kept in :data:`_HELP` (a test checks each equals the group's own).
+
 Exit status: 0 success; 1 a check found a VIOLATED bound or errored (``boundlab verify``);
 2 bad input (unknown id or name, bad value, value outside its domain, a path that cannot be
 read or written), always as one ``error:`` line on stderr.
@@ -20,12 +24,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 __all__ = ["main", "build_parser", "UsageError"]
 
-# command groups, in --help order: (module, name)
+# command groups, in --help order: verify.cli.<name>_cmd
 _GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "verify", "reproduce")
+# their one-line help, shown by `boundlab --help` without importing the group
+_HELP = {
+    "bounds": "list, show and evaluate catalogue bounds",
+    "toys": "list the toy problems and measure their constants",
+    "run": "simulate one algorithm on one toy problem",
+    "sweep": "run an algorithm over a grid of settings x seeds",
+    "tightness": "bound vs exact worst case (PEP): the bracket [B/UB, B/LB]",
+    "verify": "run every check: theory vs measured (the main job)",
+    "reproduce": "reproduce the papers' experiments beside their numbers",
+}
 
 
 class UsageError(Exception):
@@ -37,12 +52,16 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (every installed command group).
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The argument parser: every installed command group, or, given the ``argv`` of a run,
+    only the group it names (the others as stubs with their help line, so ``--help`` and an
+    unknown command still list every group).
 
     >>> p = build_parser()
     >>> p.prog
     'boundlab'
+    >>> build_parser(["bounds", "list"]).parse_args(["bounds", "list"]).bounds_command
+    'list'
     """
     parser = _Parser(
         prog="boundlab",
@@ -51,7 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     sub.required = True
+    wanted = None if argv is None else (list(argv)[:1] or [None])[0]
     for name in _GROUPS:
+        if argv is not None and name != wanted:
+            if importlib.util.find_spec(f"verify.cli.{name}_cmd") is not None:
+                sub.add_parser(name, help=_HELP[name])  # a stub: this run does not use it
+            continue
         try:
             mod = importlib.import_module(f"verify.cli.{name}_cmd")
         except ModuleNotFoundError as exc:
@@ -72,7 +96,7 @@ def main(argv=None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
     except (UsageError, BoundlabError) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)

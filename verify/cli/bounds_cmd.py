@@ -1,5 +1,11 @@
 """``boundlab bounds list | show | eval``: the catalogue from the command line.
 
+``list`` and ``eval`` answer from the compiled-evaluator cache (:mod:`boundlab._cache`) when it
+is warm, without importing sympy or building the catalogue; on a miss they take the sympy
+path and fill the cache. Both paths print the same bytes: the cached bound runs the same
+validation and the same program interpreter, and a value that needs the exact (sympy)
+fallback is recomputed on the sympy path. ``BOUNDLAB_NO_CACHE=1`` forces the sympy path.
+
 Example
 -------
 >>> from verify.cli import main
@@ -80,23 +86,63 @@ def parse_assignments(items, bound=None) -> dict[str, float]:
     return out
 
 
-def _list(args) -> int:
+def _use_cache() -> bool:
+    """The cache may answer: it is on, and this process has not loaded the registry (so no
+    bound was registered or replaced in it, e.g. by a test calling ``main``)."""
+    from boundlab import _cache
+
+    return _cache.enabled() and _cache.pristine()
+
+
+def _remember(bound_id: str | None = None) -> None:
+    """Fill the cache after a miss (the index, or one bound's entry); never fails the command."""
+    from boundlab import _cache, _cache_build
+    from boundlab.errors import BoundlabError
+
+    try:
+        if bound_id is not None:
+            _cache_build.store_bound(bound_id)
+        elif _cache.load_index() is None:
+            _cache_build.store_catalogue()
+    except (OSError, BoundlabError):  # an unwritable cache: the answer stands
+        pass
+
+
+def list_rows(family=None, *, use_cache: bool = False) -> list[dict]:
+    """The rows ``bounds list`` prints: id, kind, source, lhs, params, printed.
+
+    >>> list_rows("drift")[0]["id"]
+    'drift.fedavg_convex'
+    """
+    if use_cache:
+        from boundlab import _cache
+
+        rows = _cache.catalogue_rows(family)
+        if rows is not None:
+            return rows
     import boundlab
 
-    bounds = boundlab.catalogue(args.family)
+    rows = [{"id": b.id, "kind": b.kind, "source": b.source, "lhs": b.lhs,
+             "params": list(b.params), "printed": b.printed}
+            for b in boundlab.catalogue(family)]
+    if use_cache:
+        _remember()
+    return rows
+
+
+def _list(args) -> int:
+    rows = list_rows(args.family, use_cache=_use_cache())
     if args.json:
-        rows = [{"id": b.id, "kind": b.kind, "source": b.source, "lhs": b.lhs,
-                 "params": list(b.params), "printed": b.printed} for b in bounds]
         print(json.dumps(rows, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"boundlab catalogue ({len(bounds)} bounds)")
+    table = Table(title=f"boundlab catalogue ({len(rows)} bounds)")
     for col in ("id", "kind", "source", "parameters"):
         table.add_column(col, overflow="fold")
-    for b in bounds:
-        table.add_row(b.id, b.kind, b.source, ", ".join(b.params))
+    for r in rows:
+        table.add_row(r["id"], r["kind"], r["source"], ", ".join(r["params"]))
     Console(width=160).print(table)
     return 0
 
@@ -139,10 +185,29 @@ def _show(args) -> int:
 
 
 def _eval(args) -> int:
-    import boundlab
+    import boundlab  # the package only: sympy and the catalogue load on first use
+
+    if not _use_cache():
+        return eval_report(boundlab.get(args.id), args)
+    from boundlab import _cache
+    from boundlab._fastbound import NeedsExact
+
+    fast = _cache.load_bound(args.id)
+    if fast is None:  # a miss (or not a built-in bound): the sympy path, then fill the cache
+        b = boundlab.get(args.id)
+        _remember(b.id)
+        return eval_report(b, args)
+    try:
+        return eval_report(fast, args)
+    except NeedsExact:  # a value needs sympy's exact fallback: the sympy path redoes it all
+        return eval_report(boundlab.get(args.id), args)
+
+
+def eval_report(b, args) -> int:
+    """Evaluate ``b`` (a ``Bound``, or the cache's ``FastBound``) for ``boundlab bounds eval``
+    and print the result; computes everything before printing anything."""
     from boundlab.errors import PreconditionError
 
-    b = boundlab.get(args.id)
     values = parse_assignments(args.assignments, b)
     value = b.evaluate(**values)
     terms = b.evaluate_terms(**values) if b.terms else {}
