@@ -278,6 +278,12 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
             raise DomainError(f"grid[{k!r}]", v, "a non-empty list of values")
         if k in fixed:
             raise DomainError(f"grid[{k!r}]", v, "a name not also given as a fixed keyword")
+        bad = [x for x in v if not isinstance(x, (bool, int, float, str, np.integer, np.floating))
+               and x is not None]
+        if bad:  # a table column: objects go in through a factory or a fixed keyword
+            raise DomainError(f"grid[{k!r}]", bad[0], "numbers, strings, booleans or None (a "
+                              "table column; pass objects through a problem factory or a "
+                              "fixed keyword)")
     reserved = {"seed", "rounds"} - _problem_options(problem)
     for k in [*grid, *fixed]:
         if k in reserved or k in ("seeds", "grid"):

@@ -250,3 +250,12 @@ def test_theory_vs_measured_draws_bound_terms_and_writes_png_svg(tmp_path):
     assert Image.open(tmp_path / "fig.png").info["dpi"][0] == pytest.approx(300, abs=1)
     with pytest.raises(DomainError, match="column"):
         theory_vs_measured(df, x="nope")
+
+
+def test_object_grid_values_are_refused_with_the_name():
+    import verify
+    from boundlab.errors import DomainError
+
+    with pytest.raises(DomainError, match=r"grid\['participation'\]"):
+        verify.sweep("quadratic", "fedavg", grid={"participation": [object()]}, seeds=1,
+                     rounds=2, lr=0.1)

@@ -170,7 +170,7 @@ def _fingerprint(trace, N, d) -> dict:
 
 def _context(problem, algo, ops, oracle, x0, process, rounds, record, N, d):
     ctx = SimpleNamespace(ops=ops, oracle=oracle, algo=algo, process=process, rounds=rounds,
-                          record=record, n_clients=N, dim=d)
+                          record=record, n_clients=N, dim=d, problem=problem)
     ctx.p = ops.asarray(np.asarray(problem.p, dtype=float))
     ctx.x0 = ops.asarray(x0)
     ctx.local_steps = int(getattr(algo.client, "local_steps", 1))

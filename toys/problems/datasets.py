@@ -25,7 +25,13 @@ import numpy as np
 from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
 from ..validation import as_rng, check_choice, check_float, check_int
-from .partitions import partition_dirichlet, partition_iid, partition_shards
+from .partitions import (
+    partition_dirichlet,
+    partition_dirichlet_lognormal,
+    partition_iid,
+    partition_pathological,
+    partition_shards,
+)
 
 __all__ = [
     "DATASETS",
@@ -38,7 +44,7 @@ __all__ = [
 ]
 
 DATASETS = ("breast_cancer", "digits", "idx", "leaf")
-PARTITIONS = ("iid", "shards", "dirichlet", "natural")
+PARTITIONS = ("iid", "shards", "dirichlet", "dirichlet_lognormal", "pathological", "natural")
 
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
@@ -204,7 +210,8 @@ def _leaf_users(f: str, doc):
 
 def from_dataset(name: str, partition: str | None = None, n_clients: int | None = None,
                  seed: int = 0, *, alpha: float = 0.5, shards_per_client: int = 2,
-                 size_sigma: float = 0.0, l2: float = 1e-2, fit_intercept: bool = False,
+                 size_sigma: float = 0.0, classes_per_client: int = 2, l2: float = 1e-2,
+                 fit_intercept: bool = False,
                  standardize_features: bool = True, test_fraction: float = 0.0,
                  max_samples: int | None = None, multiclass: bool | None = None,
                  weights=None, images=None, labels=None, path=None):
@@ -214,7 +221,12 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     ``labels=`` IDX paths, pixels scaled to [0, 1]) or ``leaf`` (``path=`` a LEAF JSON file or
     directory). ``partition``: ``iid`` (with log-normal sizes when ``size_sigma`` > 0),
     ``shards`` (``shards_per_client``), ``dirichlet`` (concentration ``alpha``; sizes follow
-    from the draw, so ``size_sigma`` must be 0) or, for LEAF, ``natural`` (one client per user,
+    from the draw, so ``size_sigma`` must be 0), ``dirichlet_lognormal`` (label skew
+    Dir(``alpha``) per client combined with log-normal sizes of spread ``size_sigma``,
+    :func:`~toys.problems.partitions.partition_dirichlet_lognormal`), ``pathological``
+    (exactly ``classes_per_client`` classes per client,
+    :func:`~toys.problems.partitions.partition_pathological`) or, for LEAF, ``natural`` (one
+    client per user,
     the first ``n_clients`` users, all by default; the default there). ``n_clients`` defaults
     to 10 for the other partitions. ``max_samples`` subsamples the pool first;
     ``test_fraction`` holds out a random pooled test set (``prob.test``). Features are
@@ -259,15 +271,20 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
         N = check_int("n_clients", 10 if n_clients is None else n_clients, lo=1)
         if partition == "iid":
             local = partition_iid(len(keep), N, rng, size_sigma)
+        elif partition == "dirichlet_lognormal":
+            local = partition_dirichlet_lognormal(y[keep], N, alpha, size_sigma, rng)
         elif size_sigma > 0:
             raise DomainError("size_sigma", size_sigma, f"0 for partition={partition!r} (client "
                                                         "sizes follow from the partition)")
         elif partition == "shards":
             local = partition_shards(y[keep], N, rng, shards_per_client)
+        elif partition == "pathological":
+            local = partition_pathological(y[keep], N, classes_per_client, rng)
         else:
             local = partition_dirichlet(y[keep], N, alpha, rng)
         parts = [keep[ix] for ix in local]
-        used = keep
+        # pathological splits leave out the classes no client drew (N k < C)
+        used = np.sort(np.concatenate(parts)) if partition == "pathological" else keep
     Z, mean, std = (standardize(X[used]) if standardize_features else (X[used], 0.0, 1.0))
     Xz = np.zeros_like(X)
     Xz[used] = Z
@@ -285,7 +302,8 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
         prob.test = {"X": Xt, "y": y[test_idx]}
     prob.options = {"name": name, "partition": partition, "n_clients": N, "seed": seed,
                     "alpha": alpha, "shards_per_client": shards_per_client,
-                    "size_sigma": size_sigma, "l2": l2, "fit_intercept": fit_intercept,
+                    "size_sigma": size_sigma, "classes_per_client": classes_per_client,
+                    "l2": l2, "fit_intercept": fit_intercept,
                     "test_fraction": test_fraction, "max_samples": max_samples}
     return prob
 

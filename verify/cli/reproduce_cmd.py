@@ -1,5 +1,6 @@
-"""``boundlab reproduce [PAPER[:ITEM]] [--quick] [--out DIR] [--backend ...] [--list]
-[--data DIR]``: run the papers' experiments (:mod:`verify.reproduce`) and write one report.
+"""``boundlab reproduce [PAPER[:ITEM]] [--quick] [--out DIR] [--backend ...] [--executor
+local|dask] [--list] [--data DIR]``: run the papers' experiments (:mod:`verify.reproduce`) and
+write one report.
 
 Each item writes ``DIR/<paper>-<item>/`` (results.csv, figure.png, section.md) and the run
 writes ``DIR/report.md`` with the paper's numbers beside ours, the comparison rule and the
@@ -39,6 +40,9 @@ def register(sub) -> None:
     p.add_argument("--data", default=None, metavar="DIR",
                    help="the user's MNIST IDX / LEAF JSON / CIFAR-10 .bin files replacing the "
                         "bundled stand-ins")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="how the seed / grid loops run (verify.sweep): local, or Dask "
+                        "distributed (pip install boundlab[dask])")
     p.add_argument("--list", action="store_true", help="list the registered items and exit")
     p.add_argument("--force", action="store_true", help="rerun items already finished in --out")
     p.set_defaults(func=_run)
@@ -56,7 +60,16 @@ def _run(args) -> int:
         return 0
     if args.data is not None and not os.path.isdir(args.data):
         raise DomainError("--data", args.data, "an existing directory")
-    cfg = Config(quick=args.quick, backend=args.backend, device=args.device, data=args.data)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise DomainError("--out", args.out, "a directory (new or holding earlier results)",
+                          "a file is there")
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        raise DomainError("--out", args.out, "a directory that can be created",
+                          exc.strerror or str(exc)) from None
+    cfg = Config(quick=args.quick, backend=args.backend, device=args.device, data=args.data,
+                 executor=args.executor)
     if args.force:
         import shutil
 
@@ -69,7 +82,9 @@ def _run(args) -> int:
         print(f"{e.id:<12} {status:<8} {seconds:6.1f} s  {e.ref}", file=sys.stdout, flush=True)
 
     status = reproduce_all(args.selection, out=args.out, config=cfg, progress=progress)
-    n = {s: sum(1 for _, x in status if x == s) for s in ("matches", "differs", "skipped")}
-    print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['skipped']} "
-          f"skipped (already done); report: {os.path.join(args.out, 'report.md')}")
+    n = {s: sum(1 for _, x in status if x == s)
+         for s in ("matches", "differs", "tie", "not exercised", "skipped")}
+    print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
+          f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done); report: "
+          f"{os.path.join(args.out, 'report.md')}")
     return 0

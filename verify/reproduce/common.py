@@ -19,6 +19,10 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
+import json
 import math
 import os
 
@@ -26,8 +30,8 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["NoOptima", "acc_curves", "ci95", "federate", "pool", "rounds_to", "run_acc",
-           "torch_backend"]
+__all__ = ["Alphas", "Factory", "HeldOut", "LastProcess", "NoOptima", "acc_curves", "ci95",
+           "federate", "pool", "rounds_to", "run_acc", "sweep_dir", "sweep_runs", "torch_backend"]
 
 DIGITS = "scikit-learn's bundled digits (1797 8x8 images, 10 classes; offline stand-in)"
 
@@ -86,6 +90,8 @@ class NoOptima:
         self._inner = inner
 
     def __getattr__(self, name):
+        if name == "_inner" or name.startswith("__"):  # unpickling (Dask): not set yet
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
 
@@ -214,3 +220,118 @@ def fmt_ci(values) -> str:
         return f"never reached (0/{N})"
     tail = "" if n == N else f" ({n}/{N} reached)"
     return f"{m:.2f}" + ("" if math.isnan(h) else f" ± {h:.2f}") + tail
+
+
+# ------------------------------------------------------------------ the sweep layer
+_SWEEP_DIR: contextvars.ContextVar = contextvars.ContextVar("reproduce_sweep_dir", default=None)
+
+
+@contextlib.contextmanager
+def sweep_dir(path):
+    """Within the block, :func:`sweep_runs` keeps its finished grid points under ``path``
+    (one sub-directory per sweep), so an interrupted item resumes point by point."""
+    token = _SWEEP_DIR.set(None if path is None else os.fspath(path))
+    try:
+        yield
+    finally:
+        _SWEEP_DIR.reset(token)
+
+
+class Factory:
+    """A problem factory for :func:`verify.sweep` (``factory(data_seed=s)``) that remembers the
+    problem it built last, so that :class:`HeldOut` can read that problem's held-out split
+    (the engine's ``RoundInfo.problem`` is not filled in)."""
+
+    def __init__(self, build, name: str):
+        self.build, self.__qualname__, self.last = build, name, None
+
+    @property
+    def process(self):
+        """The participation process attached to the last problem (``prob.process``)."""
+        return getattr(self.last, "process", None)
+
+    def __call__(self, data_seed: int):
+        self.last = self.build(int(data_seed))
+        return self.last
+
+
+class LastProcess:
+    """A participation process that is the ``process`` attribute of the problem factory's
+    last build (``init`` / ``step`` / ``probs`` delegated): a process that depends on the data
+    (FedAU's p_n come from the clients' label histograms) while the sweep's grid holds only
+    scalars, which its Parquet store can write."""
+
+    def __init__(self, factory):
+        self.factory = factory
+
+    @property
+    def probs(self):
+        return getattr(self.factory.process, "probs", None)
+
+    def init(self, rng):
+        return self.factory.process.init(rng)
+
+    def step(self, state, rng):
+        return self.factory.process.step(state, rng)
+
+
+class HeldOut:
+    """Round callback: test accuracy and loss on the held-out split of ``source`` (a problem,
+    or a :class:`Factory` whose last problem is used), as :class:`toys.engine.TestMetrics`."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def __call__(self, info):
+        from toys.engine import TestMetrics
+
+        prob = getattr(self.source, "last", self.source) if callable(self.source) and not \
+            hasattr(self.source, "n_clients") else self.source
+        TestMetrics(prob)(info)
+
+
+class Alphas:
+    """Round callback: the round's aggregation coefficients alpha_i as metrics ``alpha_<i>``
+    (BM Figs 6-7 need them; a sweep's table carries only callback metrics)."""
+
+    def __call__(self, info):
+        from toys._array import to_numpy
+
+        a = np.asarray(to_numpy(info.state.buffers["ALPHA"][info.round]), dtype=float)
+        for i, v in enumerate(a):  # N scalars per round, outside the engine's hot path
+            info.record(f"alpha_{i}", v)
+
+
+def _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed):
+    base = _SWEEP_DIR.get()
+    if base is None:
+        return None
+    from verify.sweep import _jsonable
+
+    what = {"config": cfg.key(), "label": label, "problem": _jsonable(problem),
+            "algorithm": _jsonable(algo), "grid": _jsonable(grid), "seeds": list(seeds),
+            "rounds": rounds, "fixed": _jsonable(fixed)}
+    h = hashlib.sha1(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    return os.path.join(base, f"{label.split()[0]}-{h}")
+
+
+def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds=(0,),
+               callbacks=(), metrics=("test_accuracy",), **fixed) -> dict:
+    """Run ``algo`` over ``grid`` x ``seeds`` through :func:`verify.sweep` (``cfg.executor``:
+    local or Dask; resumable under :func:`sweep_dir`) with the held-out test metrics recorded
+    every round; returns ``{metric: array (points, seeds, rounds)}`` (points in the grid's
+    Cartesian order). ``label`` names what the grid values and ``fixed`` cannot (an lr
+    schedule's constants, the data behind a problem object): it keys the resumable store."""
+    import verify
+
+    seeds = list(seeds)
+    cbs = [HeldOut(problem), *callbacks]
+    out = _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed)
+    df = verify.sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
+                      executor=cfg.executor, record="none", callbacks=cbs, **fixed)
+    P = int(np.prod([len(v) for v in grid.values()]))
+    res = {}
+    for m in metrics:
+        col = df[m].to_numpy(dtype=float) if m in df.columns else np.full(len(df), np.nan)
+        res[m] = col.reshape(P, len(seeds), rounds + 1)[..., 1:]
+    return res

@@ -13,7 +13,6 @@ Example
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import os
@@ -22,6 +21,8 @@ import shutil
 import tempfile
 
 from boundlab.io import atomic_savefig, atomic_write_text
+
+from .registry import TIE_RULE
 
 __all__ = ["done", "section", "slug", "write_item", "write_report"]
 
@@ -37,7 +38,7 @@ def done(out, exp, cfg) -> bool:
         meta = json.loads(f.read_text())
     except (OSError, ValueError):
         return False
-    return meta.get("config") == dataclasses.asdict(cfg)
+    return meta.get("config") == cfg.key()
 
 
 def _csv(rows) -> str:
@@ -58,9 +59,9 @@ def _cell(s) -> str:
 
 def section(exp, res, cfg, seconds: float) -> str:
     """The Markdown section of one item: paper's numbers, ours, rule, outcome."""
-    head = res.outcome.upper() if res.outcome == "matches" else "DIFFERS"
+    how = res.how
     lines = [f"## {exp.id} — {exp.ref}: {exp.title}", "",
-             f"**Outcome: {head}**" + ("" if res.outcome == "matches" else f" — {res.how}"),
+             f"**Outcome: {res.outcome.upper()}**" + (f" — {how}" if how else ""),
              "", f"*Stand-in:* {exp.stand_in}", "",
              f"*Paper reports:* {exp.reported}", ""]
     if res.setup:
@@ -71,9 +72,12 @@ def section(exp, res, cfg, seconds: float) -> str:
                   f"runs on numpy):* {res.setup}", ""]
     lines += ["| claim | paper | ours | rule | outcome |", "|---|---|---|---|---|"]
     for c in res.claims:
-        out = c.outcome if c.ok else f"differs: {c.how}" if c.how else "differs"
+        out = c.outcome if c.outcome == "matches" or not c.how else f"{c.outcome}: {c.how}"
         lines.append("| " + " | ".join(_cell(v) for v in (c.what, c.paper, c.ours, c.rule, out))
                      + " |")
+    lines += ["", f"*Outcome rule:* a claim matches when its rule holds and differs when it does "
+                  f"not; {TIE_RULE}. The item differs when any claim differs, else it matches "
+                  f"when any claim matches."]
     for n in res.notes:
         lines += ["", f"- {n}"]
     lines += ["", f"Files: `{slug(exp.id)}/results.csv`, `{slug(exp.id)}/figure.png` "
@@ -95,9 +99,9 @@ def write_item(out, exp, res, cfg, seconds: float) -> pathlib.Path:
 
             plt.close(res.figure)
         (tmp / "section.md").write_text(section(exp, res, cfg, seconds))
-        meta = {"id": exp.id, "outcome": res.outcome, "how": res.how if res.outcome !=
-                "matches" else "", "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
-                "seconds": round(seconds, 2), "config": dataclasses.asdict(cfg),
+        meta = {"id": exp.id, "ref": exp.ref, "outcome": res.outcome, "how": res.how,
+                "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
+                "seconds": round(seconds, 2), "config": cfg.key(),
                 "claims": [{"what": c.what, "paper": c.paper, "ours": c.ours, "rule": c.rule,
                             "outcome": c.outcome, "how": c.how} for c in res.claims]}
         (tmp / "done.json").write_text(json.dumps(meta, indent=1))
@@ -131,6 +135,7 @@ def write_report(out, exps) -> pathlib.Path:
                     f"{_cell(meta.get('how', ''))} |")
     text = "\n".join(["# boundlab reproduce — the papers' experiments beside ours", "",
                       "Differences from the papers are findings, reported as measured.", "",
-                      "| item | paper's ref | what | outcome | how it differs |",
+                      f"Outcome rule: {TIE_RULE}.", "",
+                      "| item | paper's ref | what | outcome | which claims do not match |",
                       "|---|---|---|---|---|", *rows, "", *secs])
     return atomic_write_text(out / "report.md", text)

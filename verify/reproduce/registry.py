@@ -13,21 +13,23 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from boundlab.errors import UnknownNameError
 
-__all__ = ["Claim", "Config", "Experiment", "Result", "experiments", "get", "register",
-           "select", "PAPERS"]
+__all__ = ["Claim", "Config", "Experiment", "OUTCOMES", "Result", "TIE_RULE", "experiments",
+           "get", "order", "register", "select", "PAPERS"]
 
 PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
           "001": "Ben Mansour, Duplessis, Carenini, Naccache (BM-B)",
           "002": "Wang & Ji, FedAU",
           "003": "Buttaci & Calafiore",
           "004": "Dhasade, Kremer, Renard (DKR)"}
-_MODULES = ("seed000", "seed001", "seed002", "seed003", "seed004")
+_MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed003",
+            "seed004")
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,15 @@ class Config:
     """How an experiment runs: ``quick`` (small sizes, few seeds), ``backend`` (``"auto"``:
     torch on CUDA when present, else numpy; ``"numpy"``; ``"torch"``), ``device``, ``data``
     (a directory with the user's own MNIST IDX / LEAF JSON / CIFAR-10 binary files, replacing
-    the stand-ins), ``seeds`` (overrides the number of seeds) and ``tiny`` (the tests' size).
+    the stand-ins), ``seeds`` (overrides the number of seeds), ``tiny`` (the tests' size) and
+    ``executor`` (``"local"`` or ``"dask"``: how the seed / grid loops run through
+    :func:`verify.sweep`; it does not change the numbers, so it is not part of :meth:`key`,
+    what makes an item "finished").
 
     >>> Config(quick=True).pick(10, 3), Config(tiny=True).pick(10, 3, 1)
     (3, 1)
+    >>> "executor" in Config(executor="dask").key()
+    False
     """
 
     quick: bool = False
@@ -47,6 +54,13 @@ class Config:
     data: str | None = None
     seeds: int | None = None
     tiny: bool = False
+    executor: str = "local"
+
+    def key(self) -> dict:
+        """What decides the numbers (every field but ``executor``)."""
+        d = dataclasses.asdict(self)
+        d.pop("executor")
+        return d
 
     def pick(self, full, quick, tiny=None):
         if self.tiny:
@@ -61,10 +75,23 @@ class Config:
         return "tiny" if self.tiny else ("quick" if self.quick else "full")
 
 
+OUTCOMES = ("matches", "differs", "tie", "not exercised")
+TIE_RULE = ("a difference below the claim's stated resolution is a *tie*, not an ordering; an "
+            "effect the run cannot show (a clipping level never reached, a cutoff longer than "
+            "the run) is *not exercised*; neither counts as a match")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One comparison: ``what`` is compared, the ``paper`` 's reported number(s), ``ours``, the
-    ``rule`` that decides, whether it holds (``ok``) and ``how`` it differs when not."""
+    ``rule`` that decides, whether it holds (``ok``) and ``how`` it differs when not.
+    ``status`` ``"tie"`` (the difference is below the rule's stated resolution) or
+    ``"not exercised"`` (the run cannot show the effect) overrides ``ok``.
+
+    >>> Claim("a < b", "1 < 2", "1.000 vs 1.001", "resolution 0.01", False,
+    ...       status="tie").outcome
+    'tie'
+    """
 
     what: str
     paper: str
@@ -72,15 +99,41 @@ class Claim:
     rule: str
     ok: bool
     how: str = ""
+    status: str | None = None
+
+    def __post_init__(self):
+        if self.status not in (None, "tie", "not exercised"):
+            from boundlab.errors import DomainError
+
+            raise DomainError("status", self.status, "None, 'tie' or 'not exercised'")
 
     @property
     def outcome(self) -> str:
+        if self.status is not None:
+            return self.status
         return "matches" if self.ok else "differs"
+
+
+def order(a: float, b: float, resolution: float) -> str:
+    """``">"``, ``"<"`` or ``"tie"`` (|a - b| < resolution); ``"nan"`` when either is NaN.
+
+    >>> order(0.801, 0.800, 0.005), order(0.81, 0.80, 0.005), order(1.0, float("nan"), 1)
+    ('tie', '>', 'nan')
+    """
+    import math
+
+    if math.isnan(a) or math.isnan(b):
+        return "nan"
+    if abs(a - b) < resolution:
+        return "tie"
+    return ">" if a > b else "<"
 
 
 @dataclass
 class Result:
-    """What an experiment produced (before it is written out)."""
+    """What an experiment produced (before it is written out). Its ``outcome``: ``differs``
+    when any claim differs; else ``matches`` when any claim matches (the others tie or are not
+    exercised: ``how`` says which); else ``tie``; else ``not exercised``."""
 
     rows: list
     claims: list
@@ -90,14 +143,19 @@ class Result:
 
     @property
     def outcome(self) -> str:
-        return "matches" if self.claims and all(c.ok for c in self.claims) else "differs"
+        outs = {c.outcome for c in self.claims}
+        for o in ("differs", "matches", "tie", "not exercised"):
+            if o in outs:
+                return o
+        return "differs"  # nothing compared is not a match
 
     @property
     def how(self) -> str:
-        bad = [c for c in self.claims if not c.ok]
         if not self.claims:
             return "no claim could be compared"
-        return "; ".join(f"{c.what}: {c.how or 'rule not met'}" for c in bad)
+        bad = [c for c in self.claims if c.outcome != "matches"]
+        return "; ".join(f"{c.what}: " + (c.how or ("rule not met" if c.outcome == "differs"
+                                                     else c.outcome)) for c in bad)
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,11 @@ def test_custom_metric_and_stop():
         toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, callbacks=[42])
     with pytest.raises(DomainError, match="held-out"):
         TestMetrics(prob)
+
+
+def test_callbacks_see_the_problem():
+    prob = toys.quadratic(n_clients=3, dim=2, seed=0)
+    seen = []
+    toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, callbacks=[lambda info: seen.append(
+        info.problem)])
+    assert len(seen) == 2 and all(p is prob for p in seen)
