@@ -88,7 +88,7 @@ def pristine() -> bool:
 def cache_dir() -> str:
     """The cache directory: ``$BOUNDLAB_CACHE_DIR``, ``$BOUNDLAB_CACHE/bounds``,
     ``$XDG_CACHE_HOME/boundlab/bounds`` or ``~/.cache/boundlab/bounds``, the first that is set
-    (tests/boundlab/test_cache.py checks the order)."""
+    (tests/boundlab/test_bounds_cache.py checks the order)."""
     own = os.environ.get("BOUNDLAB_CACHE_DIR")
     if own:
         return os.path.expanduser(own)
