@@ -33,21 +33,22 @@ def _results(tag):
 
 
 def _slow_figures(tag):
-    def figures(results, out_dir):
+    """A stand-in for ``report.figure_list``: (path, caption) of each figure, slowly written."""
+    def figure_list(results, out_dir):
         out = pathlib.Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = []
+        pairs = []
         for i in range(N_FIGS):
             time.sleep(STEP)
             p = out / f"{tag}_{i}.png"
             p.write_bytes(b"png " + tag.encode())
-            paths.append(p)
-        return paths
-    return figures
+            pairs.append((p, f"figure {i} of run {tag}"))
+        return pairs
+    return figure_list
 
 
 def _write(out, tag, ready=None):
-    report.figures = _slow_figures(tag)  # the child's copy only (forked)
+    report.figure_list = _slow_figures(tag)  # the child's copy only (forked)
     results = _results(tag)
     if ready is not None:
         os.write(ready, b"x")  # the write phase starts now
