@@ -39,7 +39,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from ..engine.backends.torch import ClientSubset
+from ..engine.backends.torch import VmapOracle
 from .base import FederatedProblem
 
 __all__ = ["CNNProblem", "cnn_problem", "load_cifar_bin", "make_cnn", "make_fedau_cnn"]
@@ -118,12 +118,13 @@ def load_cifar_bin(path):
     return rec[:, 1:].reshape(-1, 3, 32, 32) / 255.0, rec[:, 0].astype(int)
 
 
-class _Core(ClientSubset):
+class _Core(VmapOracle):
     """Batched losses / gradients of the CNN on one torch device and dtype: every client's
     model is one row of the (N, d) stack and all clients are one ``vmap`` over
     ``functional_call`` (and ``grad``): one batched call, no loop over clients or samples.
-    ``subset(clients)`` (participants only, gathered on the device) and the minibatch draw come
-    from the torch backend's :class:`~toys.engine.backends.torch.ClientSubset`."""
+    ``subset(clients)`` (participants only, gathered on the device), the minibatch draw and
+    the batched calls come from the torch backend's
+    :class:`~toys.engine.backends.torch.VmapOracle`."""
 
     _client_arrays = ("X", "y", "mask", "counts", "row_w")
 
@@ -156,27 +157,9 @@ class _Core(ClientSubset):
         self._losses = vmap(loss_one)
         self._grads = vmap(grad(loss_one))
 
-    def _bc(self, W):
-        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
-
-    def losses(self, W):
-        with self.torch.no_grad():
-            return self._losses(self._bc(W), self.X, self.y, self.row_w)
-
-    def grads(self, W):
-        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
-
-    def _grads_on(self, W, rows, idx, wb):
-        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
-
     def grads_rows(self, W, keys, b):
         """Gradients on the b rows of smallest key per client (``keys`` (N, n_max) float64)."""
         return self._grads_on(W, *self._rows_of_keys(keys, b))
-
-    def minibatch_grads(self, W, gen, batch_size):
-        if batch_size is None or batch_size >= self.counts_max:
-            return self.grads(W)
-        return self._grads_on(W, *self._draw_rows(gen, int(batch_size)))
 
 
 class CNNProblem(FederatedProblem):

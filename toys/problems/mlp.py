@@ -32,7 +32,7 @@ import numpy as np
 from boundlab.errors import DomainError
 
 from .._array import array_namespace, broadcast_rows
-from ..engine.backends.torch import ClientSubset
+from ..engine.backends.torch import VmapOracle
 from .base import FederatedProblem
 
 __all__ = ["MLPProblem", "mlp_problem"]
@@ -130,12 +130,13 @@ class _Oracle:
         return mlp_grads(self._bc(W), self.X, self.Y, take / beff, self.l2, *self.shape)
 
 
-class _TorchOracle(ClientSubset):
+class _TorchOracle(VmapOracle):
     """Batched losses / gradients on one torch device and dtype through ``torch.func``: the
     per-client loss of one parameter row is written once and ``vmap(grad(...))`` maps it over
     the (N, d) stack (one batched call, no loop over clients or samples). Participants-only
-    ``subset`` and the minibatch draw (b rows of smallest float64 key, gathered on the device)
-    are the torch backend's :class:`~toys.engine.backends.torch.ClientSubset`."""
+    ``subset``, the minibatch draw (b rows of smallest float64 key, gathered on the device)
+    and the batched calls are the torch backend's
+    :class:`~toys.engine.backends.torch.VmapOracle`."""
 
     _client_arrays = ("X", "y", "mask", "counts", "row_w")
 
@@ -160,24 +161,6 @@ class _TorchOracle(ClientSubset):
 
         self._losses = vmap(loss_one)
         self._grads = vmap(grad(loss_one))
-
-    def _bc(self, W):
-        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
-
-    def losses(self, W):
-        with self.torch.no_grad():
-            return self._losses(self._bc(W), self.X, self.y, self.row_w)
-
-    def grads(self, W):
-        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
-
-    def minibatch_grads(self, W, gen, batch_size):
-        """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
-        when the client has fewer)."""
-        if batch_size is None or batch_size >= self.counts_max:
-            return self.grads(W)
-        rows, idx, wb = self._draw_rows(gen, int(batch_size))
-        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
 
 
 class MLPProblem(FederatedProblem):

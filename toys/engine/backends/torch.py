@@ -40,7 +40,8 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["ClientSubset", "LogisticOracle", "QuadraticOracle", "TorchOps", "setup"]
+__all__ = ["ClientSubset", "LogisticOracle", "QuadraticOracle", "TorchOps", "VmapOracle",
+           "setup"]
 
 
 def _torch():
@@ -220,6 +221,34 @@ class ClientSubset:
         wb = valid.to(self.ops.dtype) / beff.to(self.ops.dtype)[:, None]
         rows = torch.arange(self.n_clients, device=idx.device)[:, None]
         return rows, idx, wb
+
+
+class VmapOracle(ClientSubset):
+    """A :class:`ClientSubset` whose losses and gradients come from ``torch.func``: a
+    subclass sets ``self._losses = vmap(loss_one)`` and ``self._grads = vmap(grad(loss_one))``
+    for a per-client ``loss_one(theta, X, y, w)``, plus ``X``, ``y``, ``row_w``, ``counts_max``
+    (the MLP of :mod:`toys.problems.mlp`, the CNN of :mod:`toys.problems.cnn`). One batched
+    call for every client; minibatches are the rows of :meth:`ClientSubset._draw_rows`."""
+
+    def _bc(self, W):
+        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
+
+    def losses(self, W):
+        with self.torch.no_grad():
+            return self._losses(self._bc(W), self.X, self.y, self.row_w)
+
+    def grads(self, W):
+        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
+
+    def _grads_on(self, W, rows, idx, wb):
+        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
+
+    def minibatch_grads(self, W, gen, batch_size):
+        """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
+        when the client has fewer)."""
+        if batch_size is None or batch_size >= self.counts_max:
+            return self.grads(W)
+        return self._grads_on(W, *self._draw_rows(gen, int(batch_size)))
 
 
 class QuadraticOracle(ClientSubset):
