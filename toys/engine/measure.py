@@ -47,10 +47,11 @@ def state_metrics(ctx, S, j, x, W0):
     return L, G
 
 
-def state_losses(ctx, S, j, x):
-    """loss, gap and dist2 at x into column j of ``S``; returns the client losses."""
+def state_losses(ctx, S, j, x, L=None):
+    """loss, gap and dist2 at x into column j of ``S`` (from the client losses ``L`` at x
+    when already computed); returns the client losses."""
     xp = array_namespace(x)
-    L = ctx.oracle.losses(x)
+    L = ctx.oracle.losses(x) if L is None else L
     F = ctx.p @ L
     S[0, j] = F
     if ctx.x_star is not None:
@@ -102,7 +103,8 @@ class Observer:
         self.ctx, self.B, self.a_v, self.mask = ctx, B, a_v, mask
         self.n_part, self.with_losses = n_part, with_losses
         self.tau = B.shape[1]
-        self.Ws = self.Gs = self.first_grads = None
+        self.Ws = self.Gs = self.first_grads = self.start_losses = None
+        self.wants_start_losses = False  # set by the engine: a fused kernel may fill them
         self._stashed = 0
 
     def __call__(self, k, W, G, lr):

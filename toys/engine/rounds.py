@@ -90,13 +90,14 @@ def _weights(ctx, st, r, L, mask):
     return coef
 
 
-def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G):
-    """The clients' round, with the per-step observer when measuring; returns (W, the
-    observer's step-0 gradients or None)."""
+def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
+    """The clients' round, with the per-step observer when measuring; returns (W, observer or
+    None). ``deferred``: the observer asks a fused kernel for the losses at x as well."""
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
         B = ctx.ops.full((9, ctx.local_steps), _NAN)
         observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
+        observer.wants_start_losses = deferred
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)
@@ -109,21 +110,36 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G):
             st.buffers["BS"][:, r, :] = B[:7]
         if ctx.record == "step":
             RB[m.RI["zeta_obs"], r] = m.zeta_obs(ctx, W, mask_np)
-    return W, None if observer is None else observer.first_grads
+    return W, observer
 
 
 def _measure_start(ctx, st, r, x, W0, n_part):
-    """The state metrics at x_r before the round: the losses now; the gradients now, or after
-    the round from the piece's first local step when that step is the full gradient at x of
-    every client (``first_grad_at_x``: full batch, full participation), which saves a pass
-    over the data. Returns (L, G or None = deferred)."""
-    S = st.buffers["S"]
-    L = m.state_losses(ctx, S, r, x)
-    if n_part == ctx.n_clients and getattr(ctx.algo.client, "first_grad_at_x", False):
-        return L, None
+    """The state metrics at x_r before the round. When the piece's first local step is the
+    full gradient at x of every client (``first_grad_at_x``: full batch, full participation)
+    the gradients are read from it after the round, and, when the weight rule needs no losses,
+    the losses too (a fused kernel computes them from its step-0 logits): no extra pass over
+    the data. Returns (L or None, G or None, losses deferred)."""
+    full = n_part == ctx.n_clients and getattr(ctx.algo.client, "first_grad_at_x", False)
+    if full and not getattr(ctx.algo.weights, "needs_losses", True):
+        return None, None, True
+    L = m.state_losses(ctx, st.buffers["S"], r, x)
+    if full:
+        return L, None, False
     G = ctx.oracle.grads(W0)
-    m.state_grads(ctx, S, r, G)
-    return L, G
+    m.state_grads(ctx, st.buffers["S"], r, G)
+    return L, G, False
+
+
+def _measure_end(ctx, st, r, x, W0, G, observer, deferred, a_v, n_part):
+    """The deferred state metrics of round r (see :func:`_measure_start`)."""
+    S = st.buffers["S"]
+    if deferred:
+        L = m.state_losses(ctx, S, r, x, getattr(observer, "start_losses", None))
+        if n_part:
+            m.rho_sync(ctx, st.buffers["RB"], r, a_v, L, S[0, r])
+    if G is None:
+        G_first = None if observer is None else observer.first_grads
+        m.state_grads(ctx, S, r, ctx.oracle.grads(W0) if G_first is None else G_first)
 
 
 def one_round(ctx, st: State) -> None:
@@ -137,8 +153,9 @@ def one_round(ctx, st: State) -> None:
     n_part = int(mask_np.sum())
     W0 = broadcast_rows(x, N)
     L = G = None
+    deferred = False
     if ctx.record != "none":
-        L, G = _measure_start(ctx, st, r, x, W0, n_part)
+        L, G, deferred = _measure_start(ctx, st, r, x, W0, n_part)
     elif getattr(ctx.algo.weights, "needs_losses", True):
         L = orc.losses(x)
     coef = _weights(ctx, st, r, L, mask)
@@ -147,11 +164,11 @@ def one_round(ctx, st: State) -> None:
         xp = array_namespace(coef)
         a_v = normalise(xp.where(mask, coef, 0.0))  # the virtual average's weights
         buf["RB"][m.RI["n_participants"], r] = n_part
-        if n_part:
+        if n_part and not deferred:
             m.rho_sync(ctx, buf["RB"], r, a_v, L, buf["S"][0, r])
-    W, G_first = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G)
-    if ctx.record != "none" and G is None:  # deferred: the piece's step-0 gradients
-        m.state_grads(ctx, buf["S"], r, ctx.oracle.grads(W0) if G_first is None else G_first)
+    W, observer = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred)
+    if ctx.record != "none":
+        _measure_end(ctx, st, r, x, W0, G, observer, deferred, a_v, n_part)
     Delta = W - x if n_part == N else array_namespace(W).where(mask[:, None], W - x, 0.0)
     x_new, st.server = ctx.algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
                                               mask=mask, p=ctx.p, round=r)

@@ -104,7 +104,7 @@ def residual_offset(X, y, row_w) -> np.ndarray:
 
 
 def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=None,
-                    Gs=None, block_bytes=BLOCK_BYTES, clients=None):
+                    Gs=None, block_bytes=BLOCK_BYTES, clients=None, start_losses=None):
     """``len(lrs)`` full-batch gradient steps ``w_i <- w_i - lr_k (g_i(w_i) + prox (w_i - x))``
     for every client, in place on ``W`` (N, d); returns ``W``.
 
@@ -116,6 +116,9 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     ``clients`` (indices), if given, selects the clients to train: ``W``, ``G0``, ``Ws``, ``Gs``
     then have one row per selected client, and each block gathers its rows of ``X`` while it
     is read anyway (participants-only rounds read only the participants' data, once).
+    ``start_losses=(y, L)`` (with ``G0`` None) fills ``L`` (one per trained client) with each
+    client's loss at ``x`` from the step-0 logits while they are in cache: the arithmetic (and
+    the bits) of ``Logistic.losses``, without another pass over the data.
 
     >>> import numpy as np
     >>> X, row_w = np.ones((2, 2, 1)), np.full((2, 2), 0.5)
@@ -130,11 +133,13 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     work = _Work(B, n, d)
     lrs = [float(lr) for lr in lrs]
     with np.errstate(over="ignore"):
-        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients)
+        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients,
+                start_losses)
     return W
 
 
-def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients=None):
+def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients=None,
+            start=None):
     N = W.shape[0]
     for lo in range(0, N, B):  # blocks of clients (not single clients): cache blocking
         hi = min(N, lo + B)
@@ -151,6 +156,8 @@ def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clien
                 np.matmul(Xb, V3, Z3)
                 if ob is not None:
                     np.subtract(Z, ob, Z)
+                if k == 0 and start is not None:
+                    _start_losses(start, rows, lo, hi, Z, rb, V, l2)
                 np.exp(Z, Z)
                 np.add(Z, 1.0, Z)
                 np.divide(rb, Z, Z)
@@ -209,6 +216,16 @@ def binary_losses_at(X, y, row_w, offset, l2, P, chunk_bytes=LOSSES_CHUNK_BYTES)
             out[:, lo:hi] = np.einsum("nk,nkm->mn", row_w[lo:hi], ell)
     out += (0.5 * l2 * np.einsum("ij,ij->i", P, P))[:, None]
     return out
+
+
+def _start_losses(start, rows, lo, hi, Z, rb, V, l2):
+    """The block's losses at the start point from the step-0 logits ``Z`` = -(z + offset) and
+    ``V`` = -x (negation is exact, so these are the bits of ``Logistic.losses``)."""
+    y, out = start
+    zpos = np.negative(Z)
+    ell = softplus(zpos)
+    ell -= y[rows] * zpos
+    out[lo:hi] = np.einsum("nk,nk->n", rb, ell) + 0.5 * l2 * np.einsum("ni,ni->n", V, V)
 
 
 def softplus(z: np.ndarray) -> np.ndarray:

@@ -88,7 +88,7 @@ def test_stashed_and_streamed_steps_agree(monkeypatch):
         np.testing.assert_allclose(stashed.steps[k], streamed.steps[k], rtol=1e-13, atol=1e-15)
 
 
-def test_state_gradients_read_from_the_first_step_are_those_at_x():
+def test_state_metrics_read_from_the_first_step_are_those_at_x():
     prob = _logistic()
     tr = toys.run(prob, "fedavg", rounds=3, seed=0, lr=0.2, local_steps=2, record="round")
     xs = [prob.x0]
@@ -96,8 +96,27 @@ def test_state_gradients_read_from_the_first_step_are_those_at_x():
         xs.append(toys.run(prob, "fedavg", rounds=1, seed=0, x0=xs[-1], lr=0.2, local_steps=2,
                            record="none").final_model)
     for r, x in enumerate(xs):
+        # the loss from the fused kernel's step-0 logits has the bits of Logistic.losses
+        assert tr.state["loss"][r] == float(prob.p @ prob.losses(x))
         G = prob.grads(x)
         gF = prob.p @ G
         assert tr.state["grad_norm2"][r] == float(gF @ gF)
         assert tr.state["grad_dissim"][r] == float(np.sqrt(np.max(
             np.einsum("ij,ij->i", G - gF, G - gF))))
+
+
+def test_the_kernel_saves_the_separate_passes(monkeypatch):
+    prob = _logistic()
+    _ = prob.F_star_i, prob.F_star  # solved before counting
+    calls = {"losses": 0, "grads": 0}
+    for name in calls:
+        real = getattr(Logistic, name)
+
+        def spy(self, W, real=real, name=name):
+            calls[name] += 1
+            return real(self, W)
+
+        monkeypatch.setattr(Logistic, name, spy)
+    toys.run(prob, "fedavg", rounds=6, seed=0, lr=0.2, local_steps=2, record="round")
+    # the run's setup and the final state only, not one per round
+    assert calls["losses"] <= 2 and calls["grads"] <= 1
