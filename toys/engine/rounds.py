@@ -103,6 +103,9 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
                                           observer=observer)
     if B is not None:
         observer.flush()
+        if deferred:  # the state losses at x now: rho_sync enters the round summaries
+            L = m.state_losses(ctx, st.buffers["S"], r, x, observer.start_losses)
+            m.rho_sync(ctx, st.buffers["RB"], r, a_v, L, st.buffers["S"][0, r])
         tau, RB = ctx.local_steps, st.buffers["RB"]
         B[m.LR] = ctx.ops.asarray(ctx.lrs[r * tau:(r + 1) * tau])
         m.round_summaries(RB, B, r, tau)
@@ -130,16 +133,13 @@ def _measure_start(ctx, st, r, x, W0, n_part):
     return L, G, False
 
 
-def _measure_end(ctx, st, r, x, W0, G, observer, deferred, a_v, n_part):
-    """The deferred state metrics of round r (see :func:`_measure_start`)."""
-    S = st.buffers["S"]
-    if deferred:
-        L = m.state_losses(ctx, S, r, x, getattr(observer, "start_losses", None))
-        if n_part:
-            m.rho_sync(ctx, st.buffers["RB"], r, a_v, L, S[0, r])
+def _measure_end(ctx, st, r, W0, G, observer):
+    """The deferred state gradients of round r (see :func:`_measure_start`; the deferred
+    losses are taken in :func:`_local`, before the round summaries that use them)."""
     if G is None:
         G_first = None if observer is None else observer.first_grads
-        m.state_grads(ctx, S, r, ctx.oracle.grads(W0) if G_first is None else G_first)
+        m.state_grads(ctx, st.buffers["S"], r,
+                      ctx.oracle.grads(W0) if G_first is None else G_first)
 
 
 def one_round(ctx, st: State) -> None:
@@ -168,7 +168,7 @@ def one_round(ctx, st: State) -> None:
             m.rho_sync(ctx, buf["RB"], r, a_v, L, buf["S"][0, r])
     W, observer = _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred)
     if ctx.record != "none":
-        _measure_end(ctx, st, r, x, W0, G, observer, deferred, a_v, n_part)
+        _measure_end(ctx, st, r, W0, G, observer)
     Delta = W - x if n_part == N else array_namespace(W).where(mask[:, None], W - x, 0.0)
     x_new, st.server = ctx.algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
                                               mask=mask, p=ctx.p, round=r)

@@ -120,3 +120,12 @@ def test_the_kernel_saves_the_separate_passes(monkeypatch):
     toys.run(prob, "fedavg", rounds=6, seed=0, lr=0.2, local_steps=2, record="round")
     # the run's setup and the final state only, not one per round
     assert calls["losses"] <= 2 and calls["grads"] <= 1
+
+
+def test_round_summaries_see_the_deferred_sync_measurements():
+    # FedAvg, full batch, full participation: the losses at x come after the local steps;
+    # rho_min (which includes rho at x_r) must still see them
+    prob = _logistic()
+    tr = toys.run(prob, "fedavg", rounds=3, seed=0, lr=0.2, local_steps=1, record="round")
+    assert np.all(np.isfinite(tr.per_round["rho_sync"]))
+    np.testing.assert_array_equal(tr.per_round["rho_min"], tr.per_round["rho_sync"])
