@@ -30,14 +30,7 @@ def _problems():
 PROBLEMS = _problems()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny tensors: intra-op threads only add contention on a shared 2-core machine (the CNN
-    gradient is ~40x slower with 2 busy threads here). Restored after the module."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _agree(a, b, tol=AGREE):

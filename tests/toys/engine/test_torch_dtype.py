@@ -22,12 +22,7 @@ AGREE = 1e-10  # torch float64 vs numpy (toys.engine.backends.torch's documented
 F32 = 1e-5  # torch float32 vs torch float64, relative to max(1, |value|)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _problems():

@@ -16,13 +16,7 @@ from toys.engine.backends import torch as tb  # noqa: E402
 from toys.problems.cnn import CNNProblem  # noqa: E402
 from toys.problems.mlp import MLPProblem  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _problems():

@@ -14,12 +14,7 @@ from toys.problems.cnn import CNNProblem  # noqa: E402
 REF = {"rtol": 1e-11, "atol": 1e-13}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

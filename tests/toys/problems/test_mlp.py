@@ -6,20 +6,7 @@ import pytest
 import toys
 from toys.problems.mlp import MLPProblem, mlp_problem
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny tensors: torch's intra-op threads only add contention on a shared 2-core machine
-    (the torch run below is ~10x slower with 2 busy threads). Restored after the module."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _prob(seed=0, N=3, n=6, f=4, C=3, h=5, l2=1e-3):

@@ -13,12 +13,7 @@ from toys.problems.mlp import MLPProblem  # noqa: E402
 REF = {"rtol": 1e-12, "atol": 1e-14}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _prob(N=4, n=8, f=5, C=3, h=6, l2=1e-2, seed=0):
