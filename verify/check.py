@@ -219,8 +219,9 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
     Returns a pandas DataFrame, one row per seed (and per round for per-round quantities):
     ``bound``, ``lhs``, ``seed``, (``round``), ``measured``, ``bound_value``, ``ratio``,
     ``verdict`` (holds / VIOLATED / inconclusive / not-applicable / order-only / diverged;
-    judged over the seeds per round), ``reason`` (the failed preconditions, or why inconclusive), ``measured_mean``, ``measured_hi``
-    (upper confidence limit), ``n_seeds`` and every right-hand-side parameter;
+    judged over the seeds per round), ``reason`` (the failed preconditions, or why
+    inconclusive), ``measured_mean``, ``measured_hi`` (upper confidence limit), ``n_seeds`` and
+    every right-hand-side parameter;
     ``df.attrs["params"]`` holds the scalar parameters shared by every row.
     """
     import toys
