@@ -34,14 +34,15 @@ def is_numpy(x) -> bool:
 
 
 def sqnorm_rows(X):
-    """Row-wise squared Euclidean norms of ``X`` (N, d) -> (N,).
+    """Squared Euclidean norms along the last axis: ``X`` (N, d) -> (N,), or a stack
+    (k, N, d) -> (k, N) (the same per-row sums).
 
-    >>> sqnorm_rows(np.ones((2, 3))).tolist()
-    [3.0, 3.0]
+    >>> sqnorm_rows(np.ones((2, 3))).tolist(), sqnorm_rows(np.ones((1, 2, 3))).tolist()
+    ([3.0, 3.0], [[3.0, 3.0]])
     """
     if is_numpy_array(X):
-        return np.einsum("ij,ij->i", X, X)
-    return (X * X).sum(dim=1)
+        return np.einsum("...j,...j->...", X, X)
+    return (X * X).sum(dim=-1)
 
 
 def count(mask) -> int:

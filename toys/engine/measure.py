@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from array_api_compat import device
 
 from .._array import array_namespace, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "make_observer",
-           "round_summaries", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
+__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "round_summaries",
+           "state_grads", "state_losses", "state_metrics", "zeta_obs"]
 
 # rows of the per-step buffer (the first seven are the public ``Trace.steps`` arrays)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, DMEAN, DSUM = range(9)
@@ -113,8 +114,8 @@ class Observer:
             self.first_grads = xp.asarray(G, copy=True)
         if self.Ws is None and 2 * self.tau * W.shape[0] * W.shape[1] * 8 <= STASH_BYTES:
             shape = (self.tau, *W.shape)
-            self.Ws = xp.empty(shape, dtype=W.dtype, device=_device(W))
-            self.Gs = xp.empty(shape, dtype=W.dtype, device=_device(W))
+            self.Ws = xp.empty(shape, dtype=W.dtype, device=device(W))
+            self.Gs = xp.empty(shape, dtype=W.dtype, device=device(W))
         if self.Ws is None:
             self._measure(k, k + 1, W[None], G[None])
         else:
@@ -139,13 +140,13 @@ class Observer:
         # per-step products (a stacked matmul would sum in another order: other last bits)
         wbar = xp.stack([a_v @ Ws[j] for j in range(m)])  # (m, d): the virtual averages
         D = Ws - wbar[:, None, :]
-        dn = _sqnorm_last(D)
+        dn = sqnorm_rows(D)
         dn_p = xp.where(mask[None, :], dn, 0.0)
         B[DMAX, k0:k1] = xp.max(dn_p, axis=1)
         B[DSUM, k0:k1] = xp.sum(dn_p, axis=1)
         B[DMEAN, k0:k1] = B[DSUM, k0:k1] / self.n_part
         B[DISC, k0:k1] = xp.stack([a_v @ dn[j] for j in range(m)])
-        B[G2, k0:k1] = xp.max(xp.where(mask[None, :], _sqnorm_last(Gs), 0.0), axis=1)
+        B[G2, k0:k1] = xp.max(xp.where(mask[None, :], sqnorm_rows(Gs), 0.0), axis=1)
         if ctx.x_star is not None:
             dx = wbar - ctx.x_star[None, :]
             B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
@@ -164,11 +165,6 @@ class Observer:
                                 scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
 
 
-def make_observer(ctx, B, a_v, mask, n_part, with_losses):
-    """The round's :class:`Observer` (kept for callers of the function form)."""
-    return Observer(ctx, B, a_v, mask, n_part, with_losses)
-
-
 def losses_at(oracle, P):
     """Every client's loss at each of the points ``P`` (m, d): an (m, N) array. One batched
     evaluation through the oracle's ``losses_at`` when it has one, else m ``losses`` calls."""
@@ -179,19 +175,6 @@ def losses_at(oracle, P):
             return out
     xp = array_namespace(P)
     return xp.stack([oracle.losses(P[j]) for j in range(P.shape[0])])
-
-
-def _sqnorm_last(A):
-    """Squared norms along the last axis of a 3-d stack."""
-    if isinstance(A, np.ndarray):
-        return np.einsum("kij,kij->ki", A, A)
-    return (A * A).sum(dim=-1)
-
-
-def _device(a):
-    from array_api_compat import device
-
-    return device(a)
 
 
 def round_summaries(RB, B, r, tau):
