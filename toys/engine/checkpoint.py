@@ -33,7 +33,7 @@ from boundlab.errors import DomainError
 from boundlab.io import atomic_write_bytes
 
 from .._array import is_numpy, to_numpy
-from .rounds import State
+from .rounds import State, settle
 
 __all__ = ["restore", "save"]
 
@@ -110,7 +110,9 @@ def _set_rng_state(rng, state) -> None:
 
 
 def save(path, ctx, st: State) -> None:
-    """Write the complete engine state after ``st.round`` rounds to ``path`` (atomically)."""
+    """Write the complete engine state after ``st.round`` rounds to ``path`` (atomically);
+    pending shadow measurements are evaluated first (:func:`~toys.engine.rounds.settle`)."""
+    settle(ctx, st)
     arrays: list = []
     tree = {"fingerprint": ctx.fingerprint, "round": st.round, "x": st.x,
             "client": st.client, "weights": st.weights, "server": st.server,

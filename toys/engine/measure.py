@@ -20,8 +20,9 @@ from array_api_compat import device
 from .._array import array_namespace, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "round_summaries",
-           "state_grads", "state_losses", "state_metrics", "zeta_obs"]
+__all__ = ["PENDING_POINTS", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "Pending",
+           "losses_at", "round_summaries", "state_grads", "state_losses", "state_metrics",
+           "zeta_obs"]
 
 # rows of the per-step buffer (the first seven are the public ``Trace.steps`` arrays)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, DMEAN, DSUM = range(9)
@@ -106,6 +107,8 @@ class Observer:
         self.tau = B.shape[1]
         self.Ws = self.Gs = self.first_grads = self.start_losses = None
         self.wants_start_losses = False  # set by the engine: a fused kernel may fill them
+        self.pending = None  # set by the engine: a Pending batch that takes the shadow points
+        self.segments = []  # the shadow points handed to it: (k0, k1, wbar)
         self._stashed = 0
 
     def __call__(self, k, W, G, lr):
@@ -150,19 +153,59 @@ class Observer:
         if ctx.x_star is not None:
             dx = wbar - ctx.x_star[None, :]
             B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
-        if self.with_losses:
-            self._losses(k0, k1, wbar)
+        if self.with_losses and self.pending is not None:
+            self.segments.append((k0, k1, wbar))  # evaluated later, in a batch
+        elif self.with_losses:
+            shadow_into(self.ctx, B, a_v, k0, k1, losses_at(ctx.oracle, wbar))
 
-    def _losses(self, k0, k1, wbar):
-        ctx, B = self.ctx, self.B
-        xp = array_namespace(wbar)
-        Lv = losses_at(ctx.oracle, wbar)  # (m, N)
-        F = xp.stack([ctx.p @ Lv[j] for j in range(Lv.shape[0])])
-        if ctx.x_star is not None:
-            B[SHADOW, k0:k1] = F - ctx.F_star
-        if ctx.F_star_i is not None:
-            B[RHO, k0:k1] = rho(self.a_v, Lv - ctx.F_star_i[None, :], ctx.p,
-                                scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
+
+def shadow_into(ctx, B, a_v, k0, k1, Lv):
+    """The shadow gap and rho at the virtual averages of steps k0..k1-1 into ``B`` from every
+    client's losses ``Lv`` (k1 - k0, N) there."""
+    xp = array_namespace(Lv)
+    F = xp.stack([ctx.p @ Lv[j] for j in range(Lv.shape[0])])
+    if ctx.x_star is not None:
+        B[SHADOW, k0:k1] = F - ctx.F_star
+    if ctx.F_star_i is not None:
+        B[RHO, k0:k1] = rho(a_v, Lv - ctx.F_star_i[None, :], ctx.p,
+                            scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
+
+
+PENDING_POINTS = 64
+"""Shadow points (the virtual averages of the local steps) a :class:`Pending` batch collects
+across rounds before their losses are evaluated together: one pass over the data for all of
+them (``losses_at``), whose per-point bits do not depend on the batch. The batch is also
+settled before a checkpoint is written and when the run ends."""
+
+
+class Pending:
+    """Rounds whose shadow losses wait for a batched evaluation: their per-step buffers
+    ``B``, virtual-average weights and shadow points. :meth:`settle` evaluates them and
+    completes the rounds' summaries (``complete(r, B)``, the engine's)."""
+
+    def __init__(self):
+        self.rounds, self.n_points = [], 0
+
+    def add(self, r, observer):
+        self.rounds.append((r, observer.B, observer.a_v, observer.segments))
+        self.n_points += sum(k1 - k0 for k0, k1, _ in observer.segments)
+
+    def __len__(self):
+        return len(self.rounds)
+
+    def settle(self, ctx, complete):
+        if not self.rounds:
+            return
+        xp = array_namespace(self.rounds[0][1])
+        P = xp.concat([w for _, _, _, segs in self.rounds for _, _, w in segs], axis=0)
+        Lv = losses_at(ctx.oracle, P)
+        j = 0
+        for r, B, a_v, segs in self.rounds:
+            for k0, k1, _ in segs:
+                shadow_into(ctx, B, a_v, k0, k1, Lv[j:j + k1 - k0])
+                j += k1 - k0
+            complete(r, B)
+        self.rounds, self.n_points = [], 0
 
 
 def losses_at(oracle, P):

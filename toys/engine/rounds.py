@@ -32,7 +32,7 @@ import numpy as np
 from .._array import array_namespace, broadcast_rows, item, normalise, to_numpy
 from . import measure as m
 
-__all__ = ["DIVERGENCE", "State", "init_state", "one_round"]
+__all__ = ["DIVERGENCE", "State", "init_state", "one_round", "settle"]
 
 DIVERGENCE = {"norm": 1e8, "gap": 1e16}
 """A run is marked diverged at round r when x_{r+1} is not finite, or ||x_{r+1}|| exceeds
@@ -57,6 +57,7 @@ class State:
     metrics: dict = field(default_factory=dict)
     diverged_at: int | None = None
     stopped_at: int | None = None
+    pending: m.Pending = field(default_factory=m.Pending)  # rounds awaiting shadow losses
 
 
 def init_state(ctx) -> State:
@@ -98,6 +99,7 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
         B = ctx.ops.full((9, ctx.local_steps), _NAN)
         observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
         observer.wants_start_losses = deferred
+        observer.pending = st.pending
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)
@@ -108,12 +110,28 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
             m.rho_sync(ctx, st.buffers["RB"], r, a_v, L, st.buffers["S"][0, r])
         tau, RB = ctx.local_steps, st.buffers["RB"]
         B[m.LR] = ctx.ops.asarray(ctx.lrs[r * tau:(r + 1) * tau])
-        m.round_summaries(RB, B, r, tau)
-        if "BS" in st.buffers:
-            st.buffers["BS"][:, r, :] = B[:7]
+        if observer.segments:  # the shadow losses wait for a batch across rounds
+            st.pending.add(r, observer)
+            if st.pending.n_points >= m.PENDING_POINTS:
+                settle(ctx, st)
+        else:
+            _complete(ctx, st, r, B)
         if ctx.record == "step":
             RB[m.RI["zeta_obs"], r] = m.zeta_obs(ctx, W, mask_np)
     return W, observer
+
+
+def _complete(ctx, st, r, B):
+    """Round r's summaries from its complete per-step buffer ``B``."""
+    m.round_summaries(st.buffers["RB"], B, r, ctx.local_steps)
+    if "BS" in st.buffers:
+        st.buffers["BS"][:, r, :] = B[:7]
+
+
+def settle(ctx, st) -> None:
+    """Evaluate the pending shadow losses (:class:`~toys.engine.measure.Pending`) and complete
+    their rounds' summaries: before a checkpoint and at the end of the run."""
+    st.pending.settle(ctx, lambda r, B: _complete(ctx, st, r, B))
 
 
 def _measure_start(ctx, st, r, x, W0, n_part):
@@ -190,6 +208,7 @@ def finish(ctx, st: State, trace) -> None:
     """Measure the last state (when the run ended normally) and copy everything to ``trace``."""
     from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS
 
+    settle(ctx, st)
     buf, tau = st.buffers, ctx.local_steps
     end = st.round
     if st.diverged_at is None and ctx.record != "none":

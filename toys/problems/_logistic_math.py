@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._array import one_blas_thread
-
 __all__ = ["binary_grads", "binary_hessians", "binary_local_gd", "multinomial_hessians",
            "residual_offset", "separable_clients", "sigmoid", "softmax", "softplus"]
 
@@ -178,44 +176,6 @@ def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clien
             if Ws is not None:
                 np.negative(V, Ws[k, lo:hi])
         np.negative(V, W[lo:hi])
-
-
-LOSSES_CHUNK_BYTES = 1 << 21  # logits of a chunk of clients in losses_at (cache-sized)
-
-
-def binary_losses_at(X, y, row_w, offset, l2, P, chunk_bytes=LOSSES_CHUNK_BYTES):
-    """Every client's ridge-logistic loss at each of the points ``P`` (m, f), shared by all
-    clients: an (m, N) array, row j the losses at ``P[j]``.
-
-    One pass over ``X`` for all m points (a matrix product per chunk of clients whose logits
-    fit in cache) instead of m passes; per point the arithmetic is that of the single-point
-    loss up to the summation order of the products (agreement to a few ulps).
-
-    >>> import numpy as np
-    >>> X, y, row_w = np.ones((2, 2, 1)), np.array([[1.0, 0.0], [0.0, 0.0]]), np.full((2, 2), 0.5)
-    >>> L = binary_losses_at(X, y, row_w, None, 0.0, np.zeros((3, 1)))
-    >>> L.shape, bool(np.allclose(L, np.log(2.0)))
-    ((3, 2), True)
-    """
-    N, n, f = X.shape
-    P = np.asarray(P, dtype=float)
-    m = P.shape[0]
-    PT = np.ascontiguousarray(P.T)
-    out = np.empty((m, N))
-    c = int(max(1, chunk_bytes // max(1, n * m * 8)))
-    # one BLAS thread: these tall, thin products lose to threading (and, with the threads of
-    # the engine's small batched products still spinning, by 10x)
-    with np.errstate(over="ignore"), one_blas_thread():
-        for lo in range(0, N, c):  # chunks of clients (the logits stay in cache)
-            hi = min(N, lo + c)
-            Z = (X[lo:hi].reshape(-1, f) @ PT).reshape(hi - lo, n, m)
-            if offset is not None:
-                Z += offset[lo:hi, :, None]
-            ell = softplus(Z)
-            ell -= y[lo:hi, :, None] * Z
-            out[:, lo:hi] = np.einsum("nk,nkm->mn", row_w[lo:hi], ell)
-    out += (0.5 * l2 * np.einsum("ij,ij->i", P, P))[:, None]
-    return out
 
 
 def _start_losses(start, rows, lo, hi, Z, rb, V, l2):

@@ -36,11 +36,11 @@ from boundlab.errors import DomainError
 
 from ..validation import check_float, check_int, check_weights
 from ._logistic_eval import PooledEvaluation
+from ._logistic_losses import binary_losses_at
 from ._logistic_math import (
     binary_grads,
     binary_hessians,
     binary_local_gd,
-    binary_losses_at,
     multinomial_hessians,
     residual_offset,
     sigmoid,
@@ -158,8 +158,9 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
 
     def losses_at(self, P):
         """Every client's loss at each of the points ``P`` (m, d) in one pass over the data:
-        (m, N) (:func:`~toys.problems._logistic_math.binary_losses_at`); None for multinomial
-        problems (the caller then evaluates point by point).
+        (m, N) (:func:`~toys.problems._logistic_losses.binary_losses_at`: agrees with
+        :meth:`losses` to about eps absolute, and a point's values do not depend on the other
+        points); None for multinomial problems (the caller then evaluates point by point).
 
         >>> import numpy as np, toys
         >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
@@ -169,7 +170,7 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
         """
         if self.kind != "logistic":
             return None
-        return binary_losses_at(self.X, self.y, self.row_w, self._off, self.l2, P)
+        return binary_losses_at(self.X, 1.0 - 2.0 * self.y, self.mask, self._off, self.l2, P)
 
     def grads(self, W):
         T = self._theta(W)
