@@ -14,6 +14,9 @@
 3. Peak memory of a run (tracemalloc, numpy allocations) next to the data size.
 4. Partial participation (FedAU, Bernoulli p = 0.1, N = 10^4): participants-only rounds vs
    computing every client. Target: >= 5x, bit-identical.
+4b. Skewed client sizes (log-normal, sigma 1.5, N = 2000): stored bytes, peak memory and round
+   time of one padded block vs size buckets (``max_padding=2``, :mod:`benchmarks._engine_skew`).
+   Target: peak <= 3x the real data.
 5. Exact optima (``--optima`` N values): construction, client and global Newton solves.
 
 numpy figures always; torch figures for ``--backends numpy,torch`` (default when torch is
@@ -366,6 +369,9 @@ def main(argv=None) -> int:
     print(f"  process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10:.0f} "
           "MiB (all parts)")
     ok &= _part4(args)
+    from benchmarks._engine_skew import part_skew
+
+    ok &= part_skew(args)
     ok &= _part5(args)
     print("overall:", "all numpy targets met" if ok else "some numpy targets MISSED")
     return 0

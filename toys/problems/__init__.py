@@ -5,6 +5,7 @@
                                     exact optima
 :mod:`toys.problems.quadratic`      ``Quadratic``, ``quadratic`` (closed-form constants)
 :mod:`toys.problems.logistic`       ``Logistic``, ``logistic`` (binary and softmax)
+:mod:`toys.problems.bucketed`       ``Bucketed``: logistic clients in size buckets (``max_padding``)
 :mod:`toys.problems.synthetic`      ``seed004_toy``, ``leaf_synthetic``, ``logistic_synthetic``
 :mod:`toys.problems.datasets`       ``from_dataset`` (bundled scikit-learn data, IDX, LEAF)
 :mod:`toys.problems.partitions`     iid / shards / Dirichlet client splits
@@ -25,9 +26,10 @@ Example
 from __future__ import annotations
 
 from .base import FederatedProblem
+from .bucketed import Bucketed
 from .logistic import Logistic
 from .quadratic import Quadratic
 from .synthetic import leaf_synthetic, logistic_synthetic, seed004_toy
 
-__all__ = ["FederatedProblem", "Logistic", "Quadratic", "leaf_synthetic",
+__all__ = ["Bucketed", "FederatedProblem", "Logistic", "Quadratic", "leaf_synthetic",
            "logistic_synthetic", "seed004_toy"]

@@ -214,7 +214,8 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                  fit_intercept: bool = False,
                  standardize_features: bool = True, test_fraction: float = 0.0,
                  max_samples: int | None = None, multiclass: bool | None = None,
-                 weights=None, images=None, labels=None, path=None):
+                 weights=None, images=None, labels=None, path=None,
+                 max_padding: float | None = None):
     """A federated logistic problem from real data.
 
     ``name``: ``breast_cancer`` (binary), ``digits`` (10 classes), ``idx`` (``images=`` and
@@ -232,6 +233,10 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     ``test_fraction`` holds out a random pooled test set (``prob.test``). Features are
     standardised with training statistics. Labels are mapped to 0..C-1 (``prob.label_values``
     keeps the originals); two classes give binary, more give softmax regression.
+    ``max_padding`` (None, or a real number >= 1) bounds the stored rows of skewed client
+    sizes (``dirichlet``, log-normal ``size_sigma``) to ``max_padding`` x the real rows by
+    size buckets (a :class:`~toys.problems.bucketed.Bucketed` problem; see
+    :func:`~toys.problems.logistic.logistic`); None keeps one block padded to the largest client.
 
     >>> import toys
     >>> prob = toys.from_dataset("breast_cancer", partition="shards", n_clients=4, seed=0)
@@ -241,6 +246,9 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     key = name.replace("-", "_")
     if key not in DATASETS:
         raise UnknownNameError("data set", name, DATASETS)
+    from .bucketed import check_max_padding
+
+    max_padding = check_max_padding(max_padding)  # fail before loading the data
     rng = as_rng(seed)
     partition = partition or ("natural" if key == "leaf" else "iid")
     check_choice("partition", partition, PARTITIONS)
@@ -293,7 +301,7 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
     prob = logistic([Xz[ix] for ix in parts], [y[ix] for ix in parts], l2=l2, weights=weights,
                     fit_intercept=fit_intercept, multiclass=multiclass,
                     classes=len(label_values) if (multiclass or len(label_values) > 2) else None,
-                    name=name)
+                    name=name, max_padding=max_padding)
     prob.label_values = label_values
     if test_idx.size:
         Xt = (X[test_idx] - mean) / np.where(np.asarray(std) > 0, std, 1.0)
@@ -305,6 +313,7 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                     "size_sigma": size_sigma, "classes_per_client": classes_per_client,
                     "l2": l2, "fit_intercept": fit_intercept,
                     "test_fraction": test_fraction, "max_samples": max_samples}
+    prob.options.update({} if max_padding is None else {"max_padding": max_padding})
     return prob
 
 

@@ -363,7 +363,7 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
 
 def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
              multiclass: bool | None = None, classes: int | None = None, offsets=None,
-             name: str = "logistic") -> Logistic:
+             name: str = "logistic", max_padding: float | None = None) -> FederatedProblem:
     """Logistic regression from per-client arrays ``Xs[i]`` (n_i, f) and labels ``ys[i]`` (n_i,).
 
     Labels in {0, 1} give binary logistic regression (mean BCE + l2/2 ||x||^2); more than two
@@ -371,6 +371,16 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
     (``classes`` defaults to the largest label + 1). ``fit_intercept`` appends a column of ones
     (the intercept is then regularised like every other coordinate). ``offsets[i]`` (n_i,) adds a
     fixed term to the logits (binary only).
+
+    ``max_padding`` bounds the memory of skewed client sizes. ``None`` (default): one
+    :class:`Logistic` block, every client padded to the largest one, X (N, n_max, f). A real
+    number >= 1: the clients are grouped by size into buckets, each padded to its own largest
+    client, so that the stored rows are at most ``max_padding`` x the real rows (every client's
+    padded length <= max_padding x n_i); the result is a
+    :class:`~toys.problems.bucketed.Bucketed` problem (same clients, weights and optima,
+    values equal to round-off) when that stores fewer rows than one block, else the
+    :class:`Logistic`. The kernels' temporaries (local GD, losses at many points, Hessians) are
+    already chunked over clients, so the stored data set the memory.
 
     >>> import numpy as np, toys
     >>> rng = np.random.default_rng(1)
@@ -380,6 +390,10 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
     >>> prob.kind, prob.classes, prob.dim
     ('multinomial', 3, 9)
     """
+    if max_padding is not None:
+        from .bucketed import check_max_padding
+
+        max_padding = check_max_padding(max_padding)
     if len(Xs) == 0 or len(Xs) != len(ys):
         raise DomainError("Xs", len(Xs), "one feature array per client, as many as label arrays")
     Xs = [np.atleast_2d(np.asarray(x, dtype=float)) for x in Xs]
@@ -400,6 +414,15 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
     N = len(Xs)
     n = np.array([x.shape[0] for x in Xs])
     n_max = int(n.max())
+    if max_padding is not None:
+        from .bucketed import bucketed
+
+        C = (int(classes) if classes is not None else int(uniq.max()) + 1) if multiclass \
+            else None
+        prob = bucketed(Xs, ys, n, max_padding=max_padding, l2=l2, weights=weights,
+                        offsets=offsets, classes=C, name=name)
+        if prob is not None:
+            return prob
     mask = np.arange(n_max)[None, :] < n[:, None]
     X = np.zeros((N, n_max, f))
     y = np.zeros((N, n_max))
