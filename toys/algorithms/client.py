@@ -237,12 +237,7 @@ def _fused(oracle, fused, x, lrs, prox, observer, G0, W0):
             return None
         Ws, Gs = np.empty((tau, N, d)), np.empty((tau, N, d))
     W = broadcast_rows(x, N) if W0 is None else np.array(W0, copy=True)
-    L0 = None  # the losses at x, when the engine asks and the kernel computes step 0 itself
-    if G0 is None and getattr(observer, "wants_start_losses", False):
-        L0 = np.empty(N)
-    W = fused(W, x, lrs, prox, G0, Ws, Gs, **({} if L0 is None else {"L0": L0}))
-    if W is not None and L0 is not None:
-        observer.start_losses = L0
+    W = fused(W, x, lrs, prox, G0, Ws, Gs)
     if W is not None and observer is not None:
         if callable(getattr(observer, "observe_all", None)):
             observer.observe_all(Ws, Gs)

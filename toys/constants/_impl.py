@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..problems.base import OptimumUnavailable
-from ..problems.logistic import Logistic
 from ..problems.quadratic import Quadratic
+from . import _buckets as bk
 from ._math import sup_1d, sup_norm_affine_ball, top_eigenvalue
 from .values import Constants, Value
 
@@ -62,9 +62,9 @@ def measure(problem, x_ref, traj, batch_size, rng, radius) -> Constants:
                                    "max_i ||grad F_i(x_t) - grad F(x_t)|| at the given points")
     if isinstance(problem, Quadratic):
         parts = _quadratic(problem, x_ref, traj, batch_size, radius, extra)
-    elif isinstance(problem, Logistic) and problem.kind == "logistic" and problem.dim == 1:
+    elif bk.is_logistic(problem) and problem.kind == "logistic" and problem.dim == 1:
         parts = _logistic_1d(problem, x_ref, traj, pts, where, batch_size, extra)
-    elif isinstance(problem, Logistic):
+    elif bk.is_logistic(problem):  # padded or size-bucketed (toys/constants/_buckets.py)
         parts = _logistic(problem, pts, where, batch_size, rng, extra)
     else:
         parts = _generic(problem, pts, where, batch_size, rng, extra)
@@ -155,11 +155,8 @@ def _eig_value(value: float, eigs, note: str, built=None) -> Value:
 
 # ----------------------------------------------------------------------------- 1-parameter BCE
 def _logistic_1d(prob, x_ref, traj, pts, where, batch_size, extra) -> dict:
-    x = prob.X[:, :, 0]
-    off, w, y, p, l2 = prob.offset, prob.row_w, prob.y, prob.p, prob.l2
-    N = prob.n_clients
-    nz = prob.mask & (x != 0)
-    xs, os_ = x[nz], off[nz]
+    p, l2, N = prob.p, prob.l2, prob.n_clients
+    xs, os_ = bk.slopes_1d(prob)
     ends = np.concatenate([(-40.0 - os_) / xs, (40.0 - os_) / xs])
     anchors = np.concatenate([_opt(prob, "x_star_i")[:, 0], _opt(prob, "x_star")[:, 0], x_ref,
                               pts[:, 0]])
@@ -168,22 +165,7 @@ def _logistic_1d(prob, x_ref, traj, pts, where, batch_size, extra) -> dict:
     spacing = 0.05 / max(float(np.abs(xs).max()), 1e-12)
 
     def at(theta, what):  # theta (B, G): all clients at (1, G), client i at row i if B == N
-        from ..problems._logistic_math import sigmoid
-
-        B, G = theta.shape
-        flat = theta.reshape(-1)
-        out = np.empty((N, flat.size))
-        step = max(1, int(2e7 // max(1, x.size)))
-        for s in range(0, flat.size, step):
-            t = flat[s:s + step]
-            z = x[:, :, None] * t[None, None, :] + off[:, :, None]
-            sg = sigmoid(z)
-            if what == "curv":
-                out[:, s:s + step] = np.einsum("nk,nkg->ng", w * x * x, sg * (1.0 - sg)) + l2
-            else:
-                out[:, s:s + step] = np.einsum("nk,nkg->ng", w * x, sg - y[:, :, None])
-        out = out.reshape(N, B, G)
-        return out[:, 0, :] if B == 1 else out[np.arange(N), np.arange(N), :]
+        return bk.at_1d(prob, theta, what)
 
     def curv(theta):
         return at(theta, "curv")
@@ -218,11 +200,9 @@ def _logistic_1d(prob, x_ref, traj, pts, where, batch_size, extra) -> dict:
 # ----------------------------------------------------------------------------- logistic, d >= 2
 def _logistic(prob, pts, where, batch_size, rng, extra) -> dict:
     c = 4.0 if prob.kind == "logistic" else 2.0
-    gram = np.matmul(prob.X.transpose(0, 2, 1), prob.X * prob.row_w[..., None])
-    lam_i = np.linalg.eigvalsh(gram)[:, -1]
-    lam_F = np.linalg.eigvalsh(np.einsum("n,nij->ij", prob.p, gram))[-1]
+    lam_i, lam_F = bk.client_gram_eigs(prob)  # bucket by bucket for a Bucketed problem
     rule = "lambda_max(X_i^T X_i / n_i) / " + ("4" if c == 4.0 else "2") + " + l2"
-    norms = np.einsum("nk,nk->n", prob.row_w, np.sqrt(np.einsum("nkf,nkf->nk", prob.X, prob.X)))
+    norms = bk.row_norm_means(prob)
     a = norms * (1.0 if prob.kind == "logistic" else np.sqrt(2.0))
     S = prob.p @ a
     zeta_bound = float(((1.0 - prob.p) * a + (S - prob.p * a)).max())
@@ -237,7 +217,7 @@ def _logistic(prob, pts, where, batch_size, rng, extra) -> dict:
     extra["zeta_est"] = Value(zeta_est, f"estimate(max over {len(probe)} points: {at}, x_i*)",
                               "lower estimate of zeta (the bound can be loose: it takes every "
                               "residual |sigma - y| at its maximum 1)")
-    exact_L = prob.kind == "logistic" and not np.any(prob.offset)
+    exact_L = prob.kind == "logistic" and not bk.has_offsets(prob)
     L_how = "exact" if exact_L else "bound"
     L_note = " (attained at theta = 0: no offsets, curvature 1/4 on every row)" if exact_L else (
         " (Boehning)")

@@ -4,7 +4,8 @@ checkpoints and the backends registry.
 =====================  =====================================================================
 :mod:`.run`            ``toys.run``: validation, setup, the run's context
 :mod:`.rounds`         one round: the pieces called in order, divergence, the engine state
-:mod:`.measure`        state metrics, the per-step observer, round summaries
+:mod:`.measure`        state metrics, the per-step observer (drift, virtual average)
+:mod:`.settle`         measured rounds completed in batches: losses at many points, summaries
 :mod:`.callbacks`      round callbacks (``TestMetrics``) and the loop that calls them
 :mod:`.checkpoint`     save / resume the complete engine state (bit-identical)
 :mod:`.trace`          the measurements of one run

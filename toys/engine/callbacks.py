@@ -8,7 +8,7 @@ value)`` stores a per-round value in ``Trace.metrics[name]`` (NaN where not reco
 ``info.stop()`` (or returning True) ends the run after this round, ``info.checkpoint(path)``
 saves a checkpoint now. The engine's measurement buffers in ``state.buffers`` are internal:
 the shadow losses of the last rounds may still be pending there (they are evaluated in batches
-across rounds, :data:`toys.engine.measure.PENDING_POINTS`, and complete in the returned
+across rounds, :data:`toys.engine.settle.PENDING_POINTS`, and complete in the returned
 :class:`~toys.Trace`). Callbacks must not draw from the run's random streams (they do not get
 them), so a run with callbacks is bit-identical to one without.
 

@@ -20,9 +20,8 @@ from array_api_compat import device
 from .._array import array_namespace, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["PENDING_POINTS", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "Pending",
-           "losses_at", "round_summaries", "state_grads", "state_losses", "state_metrics",
-           "zeta_obs"]
+__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "state_grads",
+           "state_losses", "state_metrics", "zeta_obs"]
 
 # rows of the per-step buffer (the first seven are the public ``Trace.steps`` arrays)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, DMEAN, DSUM = range(9)
@@ -31,13 +30,6 @@ ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_me
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
 RI = {k: i for i, k in enumerate(ROUND)}
 _NAN = math.nan
-
-
-def _nanmin(v):
-    xp = array_namespace(v)
-    v = xp.where(xp.isnan(v), math.inf, v)
-    m = xp.min(v)
-    return xp.where(m < math.inf, m, _NAN)
 
 
 def state_metrics(ctx, S, j, x, W0):
@@ -95,8 +87,9 @@ class Observer:
     A client piece calls ``observer(k, W, G, lr)`` after local step k (the protocol of
     :mod:`toys.algorithms.client`); a fused kernel that keeps the stacks of every step may call
     ``observe_all(Ws, Gs)`` once instead. The steps are stashed and measured together by
-    :meth:`flush` (one batched loss evaluation at the tau shadow points, through the oracle's
-    ``losses_at`` when it has one), unless the stash would exceed :data:`STASH_BYTES`.
+    :meth:`flush`, unless the stash would exceed :data:`STASH_BYTES`; the losses at the shadow
+    points (``segments``) are evaluated later, for a batch of rounds at once
+    (:mod:`toys.engine.settle`).
     ``first_grads`` is the gradient stack of step 0 (the full gradients at x for a full-batch
     piece), kept for the state metrics.
     """
@@ -105,10 +98,8 @@ class Observer:
         self.ctx, self.B, self.a_v, self.mask = ctx, B, a_v, mask
         self.n_part, self.with_losses = n_part, with_losses
         self.tau = B.shape[1]
-        self.Ws = self.Gs = self.first_grads = self.start_losses = None
-        self.wants_start_losses = False  # set by the engine: a fused kernel may fill them
-        self.pending = None  # set by the engine: a Pending batch that takes the shadow points
-        self.segments = []  # the shadow points handed to it: (k0, k1, wbar)
+        self.Ws = self.Gs = self.first_grads = None
+        self.segments = []  # the shadow points (k0, k1, wbar), evaluated in a batch
         self._stashed = 0
 
     def __call__(self, k, W, G, lr):
@@ -153,59 +144,8 @@ class Observer:
         if ctx.x_star is not None:
             dx = wbar - ctx.x_star[None, :]
             B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
-        if self.with_losses and self.pending is not None:
-            self.segments.append((k0, k1, wbar))  # evaluated later, in a batch
-        elif self.with_losses:
-            shadow_into(self.ctx, B, a_v, k0, k1, losses_at(ctx.oracle, wbar))
-
-
-def shadow_into(ctx, B, a_v, k0, k1, Lv):
-    """The shadow gap and rho at the virtual averages of steps k0..k1-1 into ``B`` from every
-    client's losses ``Lv`` (k1 - k0, N) there."""
-    xp = array_namespace(Lv)
-    F = xp.stack([ctx.p @ Lv[j] for j in range(Lv.shape[0])])
-    if ctx.x_star is not None:
-        B[SHADOW, k0:k1] = F - ctx.F_star
-    if ctx.F_star_i is not None:
-        B[RHO, k0:k1] = rho(a_v, Lv - ctx.F_star_i[None, :], ctx.p,
-                            scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
-
-
-PENDING_POINTS = 64
-"""Shadow points (the virtual averages of the local steps) a :class:`Pending` batch collects
-across rounds before their losses are evaluated together: one pass over the data for all of
-them (``losses_at``), whose per-point bits do not depend on the batch. The batch is also
-settled before a checkpoint is written and when the run ends."""
-
-
-class Pending:
-    """Rounds whose shadow losses wait for a batched evaluation: their per-step buffers
-    ``B``, virtual-average weights and shadow points. :meth:`settle` evaluates them and
-    completes the rounds' summaries (``complete(r, B)``, the engine's)."""
-
-    def __init__(self):
-        self.rounds, self.n_points = [], 0
-
-    def add(self, r, observer):
-        self.rounds.append((r, observer.B, observer.a_v, observer.segments))
-        self.n_points += sum(k1 - k0 for k0, k1, _ in observer.segments)
-
-    def __len__(self):
-        return len(self.rounds)
-
-    def settle(self, ctx, complete):
-        if not self.rounds:
-            return
-        xp = array_namespace(self.rounds[0][1])
-        P = xp.concat([w for _, _, _, segs in self.rounds for _, _, w in segs], axis=0)
-        Lv = losses_at(ctx.oracle, P)
-        j = 0
-        for r, B, a_v, segs in self.rounds:
-            for k0, k1, _ in segs:
-                shadow_into(ctx, B, a_v, k0, k1, Lv[j:j + k1 - k0])
-                j += k1 - k0
-            complete(r, B)
-        self.rounds, self.n_points = [], 0
+        if self.with_losses:  # the losses there: later, in a batch (toys.engine.settle)
+            self.segments.append((k0, k1, wbar))
 
 
 def losses_at(oracle, P):
@@ -218,25 +158,6 @@ def losses_at(oracle, P):
             return out
     xp = array_namespace(P)
     return xp.stack([oracle.losses(P[j]) for j in range(P.shape[0])])
-
-
-def round_summaries(RB, B, r, tau):
-    """The per-round summaries of the per-step buffer ``B`` into column r of ``RB``."""
-    xp = array_namespace(B)
-    RB[RI["shadow_gap"], r] = xp.sum(B[SHADOW]) / tau
-    # rho over the round's iterations t0..t0+tau-1: the sync value and steps k = 1..tau-1
-    sync = RB[RI["rho_sync"], r]
-    if tau == 1:
-        RB[RI["rho_min"], r] = sync
-    else:
-        m = _nanmin(B[RHO, :tau - 1])
-        RB[RI["rho_min"], r] = xp.where(xp.isnan(sync), m,
-                                        xp.where(xp.isnan(m), sync, xp.minimum(sync, m)))
-    RB[RI["drift_max"], r] = xp.max(B[DMAX])
-    RB[RI["drift_mean"], r] = xp.sum(B[DMEAN]) / tau
-    RB[RI["drift_sum"], r] = xp.sum(B[DSUM, :tau - 1])
-    RB[RI["disc_max"], r] = xp.max(B[DISC])
-    RB[RI["g2_max"], r] = xp.max(B[G2])
 
 
 def zeta_obs(ctx, W, mask_np):

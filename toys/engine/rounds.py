@@ -31,6 +31,7 @@ import numpy as np
 
 from .._array import array_namespace, broadcast_rows, item, normalise, to_numpy
 from . import measure as m
+from . import settle as stl
 
 __all__ = ["DIVERGENCE", "State", "init_state", "one_round", "settle"]
 
@@ -57,7 +58,7 @@ class State:
     metrics: dict = field(default_factory=dict)
     diverged_at: int | None = None
     stopped_at: int | None = None
-    pending: m.Pending = field(default_factory=m.Pending)  # rounds awaiting shadow losses
+    pending: stl.Pending = field(default_factory=stl.Pending)  # rounds awaiting completion
 
 
 def init_state(ctx) -> State:
@@ -93,53 +94,41 @@ def _weights(ctx, st, r, L, mask):
 
 def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
     """The clients' round, with the per-step observer when measuring; returns (W, observer or
-    None). ``deferred``: the observer asks a fused kernel for the losses at x as well."""
+    None). ``deferred``: the losses at x join the round's shadow points in the batch."""
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
         B = ctx.ops.full((9, ctx.local_steps), _NAN)
         observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
-        observer.wants_start_losses = deferred
-        observer.pending = st.pending
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)
     if B is not None:
         observer.flush()
-        if deferred:  # the state losses at x now: rho_sync enters the round summaries
-            L = m.state_losses(ctx, st.buffers["S"], r, x, observer.start_losses)
-            m.rho_sync(ctx, st.buffers["RB"], r, a_v, L, st.buffers["S"][0, r])
         tau, RB = ctx.local_steps, st.buffers["RB"]
         B[m.LR] = ctx.ops.asarray(ctx.lrs[r * tau:(r + 1) * tau])
-        if observer.segments:  # the shadow losses wait for a batch across rounds
-            st.pending.add(r, observer)
-            if st.pending.n_points >= m.PENDING_POINTS:
-                settle(ctx, st)
-        else:
-            _complete(ctx, st, r, B)
+        # completed later, with a batch of rounds (toys.engine.settle)
+        st.pending.add(r, B, a_v, observer.segments,
+                       array_namespace(x).asarray(x, copy=True) if deferred else None)
+        if st.pending.full():
+            settle(ctx, st)
         if ctx.record == "step":
             RB[m.RI["zeta_obs"], r] = m.zeta_obs(ctx, W, mask_np)
     return W, observer
 
 
-def _complete(ctx, st, r, B):
-    """Round r's summaries from its complete per-step buffer ``B``."""
-    m.round_summaries(st.buffers["RB"], B, r, ctx.local_steps)
-    if "BS" in st.buffers:
-        st.buffers["BS"][:, r, :] = B[:7]
-
-
 def settle(ctx, st) -> None:
-    """Evaluate the pending shadow losses (:class:`~toys.engine.measure.Pending`) and complete
-    their rounds' summaries: before a checkpoint and at the end of the run."""
-    st.pending.settle(ctx, lambda r, B: _complete(ctx, st, r, B))
+    """Complete the pending measured rounds (:func:`toys.engine.settle.settle`): when the
+    batch is full, before a checkpoint and at the end of the run."""
+    stl.settle(ctx, st.pending, st.buffers)
 
 
 def _measure_start(ctx, st, r, x, W0, n_part):
     """The state metrics at x_r before the round. When the piece's first local step is the
     full gradient at x of every client (``first_grad_at_x``: full batch, full participation)
     the gradients are read from it after the round, and, when the weight rule needs no losses,
-    the losses too (a fused kernel computes them from its step-0 logits): no extra pass over
-    the data. Returns (L or None, G or None, losses deferred)."""
+    the losses are evaluated later with the round's shadow points (one pass over the data for
+    a batch of rounds, :class:`~toys.engine.measure.Pending`). Returns (L or None, G or None,
+    losses deferred)."""
     full = n_part == ctx.n_clients and getattr(ctx.algo.client, "first_grad_at_x", False)
     if full and not getattr(ctx.algo.weights, "needs_losses", True):
         return None, None, True
@@ -153,7 +142,7 @@ def _measure_start(ctx, st, r, x, W0, n_part):
 
 def _measure_end(ctx, st, r, W0, G, observer):
     """The deferred state gradients of round r (see :func:`_measure_start`; the deferred
-    losses are taken in :func:`_local`, before the round summaries that use them)."""
+    losses are settled with the round's shadow points, before its summaries)."""
     if G is None:
         G_first = None if observer is None else observer.first_grads
         m.state_grads(ctx, st.buffers["S"], r,

@@ -35,7 +35,7 @@ from .._array import one_blas_thread
 
 __all__ = ["GROUP_ROWS", "LOSSES_CHUNK_BYTES", "binary_losses_at"]
 
-LOSSES_CHUNK_BYTES = 1 << 21  # logits of a chunk of clients (cache-sized)
+LOSSES_CHUNK_BYTES = 1 << 19  # logits of a chunk of clients (two such arrays stay in L2)
 GROUP_ROWS = 512  # rows per product of factors in [1, 2]: the product stays below 2^512
 
 

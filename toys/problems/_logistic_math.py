@@ -102,7 +102,7 @@ def residual_offset(X, y, row_w) -> np.ndarray:
 
 
 def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=None,
-                    Gs=None, block_bytes=BLOCK_BYTES, clients=None, start_losses=None):
+                    Gs=None, block_bytes=BLOCK_BYTES, clients=None):
     """``len(lrs)`` full-batch gradient steps ``w_i <- w_i - lr_k (g_i(w_i) + prox (w_i - x))``
     for every client, in place on ``W`` (N, d); returns ``W``.
 
@@ -114,9 +114,6 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     ``clients`` (indices), if given, selects the clients to train: ``W``, ``G0``, ``Ws``, ``Gs``
     then have one row per selected client, and each block gathers its rows of ``X`` while it
     is read anyway (participants-only rounds read only the participants' data, once).
-    ``start_losses=(y, L)`` (with ``G0`` None) fills ``L`` (one per trained client) with each
-    client's loss at ``x`` from the step-0 logits while they are in cache: the arithmetic (and
-    the bits) of ``Logistic.losses``, without another pass over the data.
 
     >>> import numpy as np
     >>> X, row_w = np.ones((2, 2, 1)), np.full((2, 2), 0.5)
@@ -131,13 +128,11 @@ def binary_local_gd(X, c, row_w, offset, l2, W, x, lrs, prox=0.0, G0=None, Ws=No
     work = _Work(B, n, d)
     lrs = [float(lr) for lr in lrs]
     with np.errstate(over="ignore"):
-        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients,
-                start_losses)
+        _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients)
     return W
 
 
-def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients=None,
-            start=None):
+def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clients=None):
     N = W.shape[0]
     for lo in range(0, N, B):  # blocks of clients (not single clients): cache blocking
         hi = min(N, lo + B)
@@ -154,8 +149,6 @@ def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clien
                 np.matmul(Xb, V3, Z3)
                 if ob is not None:
                     np.subtract(Z, ob, Z)
-                if k == 0 and start is not None:
-                    _start_losses(start, rows, lo, hi, Z, rb, V, l2)
                 np.exp(Z, Z)
                 np.add(Z, 1.0, Z)
                 np.divide(rb, Z, Z)
@@ -176,16 +169,6 @@ def _blocks(X, c, row_w, offset, l2, W, x, lrs, prox, G0, Ws, Gs, B, work, clien
             if Ws is not None:
                 np.negative(V, Ws[k, lo:hi])
         np.negative(V, W[lo:hi])
-
-
-def _start_losses(start, rows, lo, hi, Z, rb, V, l2):
-    """The block's losses at the start point from the step-0 logits ``Z`` = -(z + offset) and
-    ``V`` = -x (negation is exact, so these are the bits of ``Logistic.losses``)."""
-    y, out = start
-    zpos = np.negative(Z)
-    ell = softplus(zpos)
-    ell -= y[rows] * zpos
-    out[lo:hi] = np.einsum("nk,nk->n", rb, ell) + 0.5 * l2 * np.einsum("ni,ni->n", V, V)
 
 
 def softplus(z: np.ndarray) -> np.ndarray:

@@ -241,12 +241,12 @@ class Bucketed(BucketedOptima, PooledEvaluation, FederatedProblem):
             out += q * sub.Fs(Ws)
         return out
 
-    def local_gd(self, W, x, lrs, prox=0.0, G0=None, Ws=None, Gs=None, L0=None, **kw):
+    def local_gd(self, W, x, lrs, prox=0.0, G0=None, Ws=None, Gs=None, **kw):
         """:meth:`Logistic.local_gd` bucket by bucket, in place on ``W`` (N, d); the rows of
-        ``G0``, ``L0`` (N,), ``Ws``, ``Gs`` (tau, N, d, client axis 1) are sliced per bucket
-        and the results written back. Other keywords
-        pass through unchanged if they have no client axis (an array with an axis of length N
-        is refused: DomainError). Returns ``W``, or None for a multinomial problem.
+        ``G0``, ``Ws``, ``Gs`` (tau, N, d, client axis 1) are sliced per bucket and the results
+        written back. Other keywords pass through unchanged if they have no client axis (an
+        array with an axis of length N is refused: DomainError). Returns ``W``, or None for a
+        multinomial problem.
 
         >>> import numpy as np, toys
         >>> Xs = [np.ones((k, 1)) for k in (8, 1)]; ys = [np.arange(k) % 2 for k in (8, 1)]
@@ -260,13 +260,11 @@ class Bucketed(BucketedOptima, PooledEvaluation, FederatedProblem):
         for k, v in kw.items():
             if _has_client_axis(v, self.n_clients):
                 raise DomainError(k, type(v).__name__, "a keyword without a client axis "
-                                  "(Bucketed.local_gd splits only W, G0, L0, Ws, Gs)")
+                                  "(Bucketed.local_gd splits only W, G0, Ws, Gs)")
         for pos, sub in self.parts:
             if not len(pos):
                 continue
             extra = dict(kw)
-            if L0 is not None:
-                extra["L0"] = L0[pos]
             Wsb = None if Ws is None else np.empty((Ws.shape[0], len(pos), Ws.shape[2]))
             Gsb = None if Gs is None else np.empty((Gs.shape[0], len(pos), Gs.shape[2]))
             Wb = sub.local_gd(W[pos], x, lrs, prox, None if G0 is None else G0[pos], Wsb, Gsb,
@@ -278,8 +276,6 @@ class Bucketed(BucketedOptima, PooledEvaluation, FederatedProblem):
                 Ws[:, pos] = Wsb
             if Gs is not None:
                 Gs[:, pos] = Gsb
-            if L0 is not None:
-                L0[pos] = extra["L0"]
         return W
 
     def subset(self, clients):

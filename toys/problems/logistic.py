@@ -214,11 +214,10 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
             H = multinomial_hessians(self.X, softmax(Z), self.row_w)
         return H + self.l2 * np.eye(self.dim)
 
-    def local_gd(self, W, x, lrs, prox=0.0, G0=None, Ws=None, Gs=None, L0=None):
+    def local_gd(self, W, x, lrs, prox=0.0, G0=None, Ws=None, Gs=None):
         """Full-batch local GD of every client in place on ``W`` (N, d): cache-blocked
         :func:`toys.problems._logistic_math.binary_local_gd`, the bits of steps with :meth:`grads`.
-        ``L0`` (N,), if given (and ``G0`` is None), receives the losses at ``x`` (the bits of
-        :meth:`losses`). Returns ``W``, or None for a multinomial problem (no fused kernel).
+        Returns ``W``, or None for a multinomial problem (no fused kernel).
 
         >>> import numpy as np, toys
         >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
@@ -230,9 +229,8 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
             return None
         sel = self.__dict__.get("_sel")
         P = self if sel is None else self.__dict__["_parent"]
-        start = None if L0 is None or G0 is not None else (P.y, L0)
         return binary_local_gd(P.X, P._c, P.row_w, P._off, self.l2, W, x, lrs, prox, G0, Ws,
-                               Gs, clients=sel, start_losses=start)
+                               Gs, clients=sel)
 
     def subset(self, clients):
         """The clients ``clients`` only (see :meth:`FederatedProblem.subset`). Nothing is

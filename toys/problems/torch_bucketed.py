@@ -67,12 +67,8 @@ class BucketedOracle:
         if batch_size is None:
             return self.grads(W)
         out = self.ops.zeros((self.n_clients, self.dim))
-        for pos, orc in self.parts:  # buckets
-            if pos.numel():
-                out.index_copy_(0, pos, orc.minibatch_grads(self._rows(W, pos), gen,
-                                                            batch_size))
-            elif batch_size < orc.counts_max:  # no selected client: the draw alone
-                orc._draw_rows(gen, int(batch_size))
+        for pos, orc in self.parts:  # buckets (one without selected clients still draws)
+            out.index_copy_(0, pos, orc.minibatch_grads(self._rows(W, pos), gen, batch_size))
         return out
 
     def subset(self, clients):

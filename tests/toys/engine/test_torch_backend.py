@@ -167,3 +167,24 @@ def test_cuda_agrees_with_cpu():
     np.testing.assert_allclose(b.final_model, a.final_model, rtol=1e-10, atol=1e-12)
     c = toys.run(prob, "fedau", backend="torch", device="cuda", dtype="float32", **kw)
     np.testing.assert_allclose(c.final_model, a.final_model, atol=1e-4)
+
+
+@pytest.mark.parametrize("pname", ["binary", "multinomial"])
+def test_logistic_oracle_of_no_clients_gives_empty_gradients(pname):
+    # a participants-only round where nobody takes part, or a bucket without selected
+    # clients: (0, d) gradients (reshape(n_clients, -1) cannot infer d from 0 elements)
+    from toys.engine.backends.torch import setup
+
+    prob = PROBLEMS[pname]
+    ops, orc, gen = setup(prob, "cpu", None, 0)
+    sub = orc.subset(torch.zeros(0, dtype=torch.long))
+    assert sub.n_clients == 0 and orc.counts_max > 2
+    W0, w = ops.zeros((0, prob.dim)), ops.asarray(np.full(prob.dim, 0.2))
+    ref = torch.Generator().manual_seed(7)
+    gen.manual_seed(7)
+    outs = [sub.grads(W0), sub.grads(w), sub.minibatch_grads(W0, gen, 2),
+            sub.minibatch_grads(w, gen, None)]
+    for G in outs:
+        assert tuple(G.shape) == (0, prob.dim) and G.dtype == torch.float64
+    orc.minibatch_grads(ops.asarray(np.zeros((prob.n_clients, prob.dim))), ref, 2)
+    assert torch.equal(gen.get_state(), ref.get_state())  # the draw advanced as for all clients

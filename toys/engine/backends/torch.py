@@ -342,7 +342,7 @@ class LogisticOracle(ClientSubset):
         else:
             Z = torch.matmul(self.X, T)
             ell = torch.logsumexp(Z, dim=2) - (self.Y * Z).sum(dim=2)
-        Tf = T.reshape(self.n_clients, -1)
+        Tf = T.reshape(self.n_clients, self.dim)
         return (self.row_w * ell).sum(dim=1) + 0.5 * self.l2 * (Tf * Tf).sum(dim=1)
 
     def _z(self, X, T, offset):
@@ -352,7 +352,8 @@ class LogisticOracle(ClientSubset):
     def _grad(self, T, X, R):
         G = (X.transpose(1, 2) @ R.unsqueeze(-1))[..., 0] if self.kind == "logistic" \
             else X.transpose(1, 2) @ R
-        return G.reshape(self.n_clients, -1) + self.l2 * T.reshape(self.n_clients, -1)
+        shape = (self.n_clients, self.dim)  # not -1: ambiguous for 0 clients (an empty subset)
+        return G.reshape(shape) + self.l2 * T.reshape(shape)
 
     def grads(self, W):
         torch = self.torch
