@@ -20,9 +20,8 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .._array import one_blas_thread
 from ._logistic_math import separable_clients
-from ._newton import newton
+from ._logistic_optima import global_newton
 from .base import OptimumUnavailable
 
 __all__ = ["BucketedOptima"]
@@ -92,14 +91,4 @@ class BucketedOptima:
                 parts[0]._check_finite_optimum(*pooled, np.ones(pooled[1].shape, bool),
                                                "pooled")
             start = np.zeros((1, self.dim))
-        p = self.p
-
-        def fun(T):
-            return np.array([p @ self.losses(T[0])])
-
-        def grad(T):
-            return (p @ self.grads(T[0]))[None]
-
-        with one_blas_thread():
-            x = newton(fun, grad, start, hess=lambda T, rows: self._hessian_F(T[0])[None])[0]
-        self._optima.update(x_star=x, F_star=self.F(x))
+        self._optima.update(global_newton(self, start))

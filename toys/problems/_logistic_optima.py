@@ -113,17 +113,7 @@ class ExactOptima:
             if self.l2 == 0.0 and self.kind == "logistic":
                 self._check_finite_optimum(*pooled, "pooled")
             start = np.zeros((1, self.dim))
-        p = self.p
-
-        def fun(T):
-            return np.array([p @ self.losses(T[0])])
-
-        def grad(T):
-            return (p @ self.grads(T[0]))[None]
-
-        with one_blas_thread():
-            x = newton(fun, grad, start, hess=lambda T, rows: self._hessian_F(T[0])[None])[0]
-        self._optima.update(x_star=x, F_star=self.F(x))
+        self._optima.update(global_newton(self, start))
 
     def _check_finite_optimum(self, X, y, mask, what):
         """OptimumUnavailable when l2 = 0 and the data of some ``what`` (client / pooled) have
@@ -140,6 +130,22 @@ class ExactOptima:
             raise OptimumUnavailable(name, f"l2 = 0 and the {what} data {sep.tolist()[:10]} are "
                                            "(quasi-)separable: the unregularised loss has no "
                                            "finite minimiser")
+
+
+def global_newton(prob, start) -> dict:
+    """x*, F* of F = sum_i p_i F_i by damped Newton from ``start`` (1, d), with the problem's
+    ``losses``, ``grads`` and summed Hessian ``_hessian_F`` (one BLAS thread)."""
+    p = prob.p
+
+    def fun(T):
+        return np.array([p @ prob.losses(T[0])])
+
+    def grad(T):
+        return (p @ prob.grads(T[0]))[None]
+
+    with one_blas_thread():
+        x = newton(fun, grad, start, hess=lambda T, rows: prob._hessian_F(T[0])[None])[0]
+    return {"x_star": x, "F_star": prob.F(x)}
 
 
 def _rows_hessians(sub):
