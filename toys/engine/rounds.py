@@ -127,7 +127,7 @@ def _measure_start(ctx, st, r, x, W0, n_part):
     full gradient at x of every client (``first_grad_at_x``: full batch, full participation)
     the gradients are read from it after the round, and, when the weight rule needs no losses,
     the losses are evaluated later with the round's shadow points (one pass over the data for
-    a batch of rounds, :class:`~toys.engine.measure.Pending`). Returns (L or None, G or None,
+    a batch of rounds, :class:`~toys.engine.settle.Pending`). Returns (L or None, G or None,
     losses deferred)."""
     full = n_part == ctx.n_clients and getattr(ctx.algo.client, "first_grad_at_x", False)
     if full and not getattr(ctx.algo.weights, "needs_losses", True):

@@ -146,6 +146,7 @@ class _Core(VmapOracle):
         self.counts_max = int(prob.counts.max())
         self.row_w = self.mask.to(ops.dtype) / self.counts.to(ops.dtype)[:, None]
         self.l2 = prob.l2
+        self.row_floats = _activation_floats(self.module, self.X[0, :1], torch)
 
         def loss_one(theta, X, y, w):
             params = {n: t.reshape(s) for n, t, s in
@@ -160,6 +161,20 @@ class _Core(VmapOracle):
     def grads_rows(self, W, keys, b):
         """Gradients on the b rows of smallest key per client (``keys`` (N, n_max) float64)."""
         return self._grads_on(W, *self._rows_of_keys(keys, b))
+
+
+def _activation_floats(module, x1, torch) -> int:
+    """Numbers in the input and every leaf layer's output for one row ``x1`` (1, ...)."""
+    sizes = [x1.numel()]
+    hooks = [m.register_forward_hook(lambda m, i, o: sizes.append(o.numel()))
+             for m in module.modules() if not list(m.children())]
+    try:
+        with torch.no_grad():
+            module(x1)
+    finally:
+        for h in hooks:
+            h.remove()
+    return int(sum(sizes))
 
 
 class CNNProblem(FederatedProblem):

@@ -152,6 +152,7 @@ class _TorchOracle(VmapOracle):
         self.counts_max = int(prob.counts.max())
         f, h, C, l2 = prob.n_features, prob.hidden, prob.classes, prob.l2
         sizes = (f * h, h, h * C, C)
+        self.row_floats = f + 2 * h + 2 * C  # input, hidden (pre/post ReLU), logits, loss
 
         def loss_one(theta, X, y, w):
             W1, b1, W2, b2 = torch.split(theta, sizes)

@@ -40,8 +40,8 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["ClientSubset", "LogisticOracle", "QuadraticOracle", "TorchOps", "VmapOracle",
-           "setup"]
+__all__ = ["VMAP_CHUNK_BYTES", "ClientSubset", "LogisticOracle", "QuadraticOracle", "TorchOps",
+           "VmapOracle", "setup"]
 
 
 def _torch():
@@ -223,25 +223,49 @@ class ClientSubset:
         return rows, idx, wb
 
 
+VMAP_CHUNK_BYTES = 1 << 30
+"""Memory budget of one ``vmap`` call of a :class:`VmapOracle` (the MLP and the CNN): the
+clients are processed in chunks whose estimated working set (3 x the activations of their
+rows, ``row_floats`` per row, plus 3 parameter rows) stays below it; one call when all fit.
+Lower it (``toys.engine.backends.torch.VMAP_CHUNK_BYTES = ...``) to fit more clients or a
+larger model on a device. Every client's computation is its own, so the values do not depend
+on the chunks (bit for bit on the CPU, tested)."""
+
+
 class VmapOracle(ClientSubset):
     """A :class:`ClientSubset` whose losses and gradients come from ``torch.func``: a
     subclass sets ``self._losses = vmap(loss_one)`` and ``self._grads = vmap(grad(loss_one))``
     for a per-client ``loss_one(theta, X, y, w)``, plus ``X``, ``y``, ``row_w``, ``counts_max``
-    (the MLP of :mod:`toys.problems.mlp`, the CNN of :mod:`toys.problems.cnn`). One batched
-    call for every client; minibatches are the rows of :meth:`ClientSubset._draw_rows`."""
+    and ``row_floats`` (activations per data row) (the MLP of :mod:`toys.problems.mlp`, the
+    CNN of :mod:`toys.problems.cnn`). One batched call for all clients, or for chunks of
+    them under :data:`VMAP_CHUNK_BYTES`; minibatches are the rows of
+    :meth:`ClientSubset._draw_rows`."""
+
+    row_floats = 1
 
     def _bc(self, W):
         return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
 
+    def _map(self, fn, W, X, y, w):
+        """``fn`` over the clients, in chunks under :data:`VMAP_CHUNK_BYTES`."""
+        N, item = W.shape[0], W.element_size()
+        per = item * 3 * (X[0].shape[0] * self.row_floats + W.shape[1])
+        k = max(1, VMAP_CHUNK_BYTES // max(1, per))
+        if k >= N:
+            return fn(W, X, y, w)
+        return self.torch.cat([fn(W[i:i + k], X[i:i + k], y[i:i + k], w[i:i + k])
+                               for i in range(0, N, k)])  # chunks of clients
+
     def losses(self, W):
         with self.torch.no_grad():
-            return self._losses(self._bc(W), self.X, self.y, self.row_w)
+            return self._map(self._losses, self._bc(W), self.X, self.y, self.row_w)
 
     def grads(self, W):
-        return self._grads(self._bc(W), self.X, self.y, self.row_w).detach()
+        return self._map(self._grads, self._bc(W), self.X, self.y, self.row_w).detach()
 
     def _grads_on(self, W, rows, idx, wb):
-        return self._grads(self._bc(W), self.X[rows, idx], self.y[rows, idx], wb).detach()
+        return self._map(self._grads, self._bc(W), self.X[rows, idx], self.y[rows, idx],
+                         wb).detach()
 
     def minibatch_grads(self, W, gen, batch_size):
         """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
