@@ -1,6 +1,8 @@
-"""The measurements of the round loop: state metrics at the server model, the per-step observer
-of the virtual / shadow average, and the round summaries (see :mod:`toys.engine.trace` for the
-meaning of every quantity). Written once for every backend (array-API namespace).
+"""The measurements of the round loop: state metrics at the server model and the per-step
+observer of the virtual / shadow average (drift, gradients, the shadow points, whose losses
+and the round summaries :mod:`toys.engine.settle` completes in batches; see
+:mod:`toys.engine.trace` for the meaning of every quantity). Written once for every backend
+(array-API namespace).
 
 Example
 -------

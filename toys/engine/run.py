@@ -70,9 +70,10 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
         ``"float32"``).
     record : str
         ``"round"`` (default: per-round arrays incl. shadow-sequence and virtual-average
-        values, one extra loss evaluation per local step), ``"step"`` (also the per-step
-        arrays and DKR's observed zeta), ``"sync"`` (no per-step loss evaluations) or
-        ``"none"`` (no measurements: for speed).
+        values, one extra loss evaluation per local step, batched across rounds:
+        :mod:`toys.engine.settle`), ``"step"`` (also the per-step arrays and DKR's observed
+        zeta), ``"sync"`` (no per-step loss evaluations) or ``"none"`` (no measurements: for
+        speed).
     callbacks : sequence of callables
         ``callback(info)`` after every round (:mod:`toys.engine.callbacks`): ``info`` has the
         round, the model and the run's state, ``info.record(name, value)`` adds a per-round
