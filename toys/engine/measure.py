@@ -19,7 +19,7 @@ import math
 import numpy as np
 from array_api_compat import device
 
-from .._array import array_namespace, item, sqnorm_rows
+from .._array import array_namespace, is_numpy, item, sqnorm_rows
 from ..algorithms.weights import rho
 
 __all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "state_grads",
@@ -132,22 +132,30 @@ class Observer:
     def _measure(self, k0, k1, Ws, Gs):
         ctx, B, a_v, mask = self.ctx, self.B, self.a_v, self.mask
         xp = array_namespace(Ws)
-        m = Ws.shape[0]
-        # per-step products (a stacked matmul would sum in another order: other last bits)
-        wbar = xp.stack([a_v @ Ws[j] for j in range(m)])  # (m, d): the virtual averages
+        wbar = _per_step(a_v, Ws)  # (m, d): the virtual averages
         D = Ws - wbar[:, None, :]
         dn = sqnorm_rows(D)
         dn_p = xp.where(mask[None, :], dn, 0.0)
         B[DMAX, k0:k1] = xp.max(dn_p, axis=1)
         B[DSUM, k0:k1] = xp.sum(dn_p, axis=1)
         B[DMEAN, k0:k1] = B[DSUM, k0:k1] / self.n_part
-        B[DISC, k0:k1] = xp.stack([a_v @ dn[j] for j in range(m)])
+        B[DISC, k0:k1] = _per_step(a_v, dn[..., None])[:, 0]
         B[G2, k0:k1] = xp.max(xp.where(mask[None, :], sqnorm_rows(Gs), 0.0), axis=1)
         if ctx.x_star is not None:
             dx = wbar - ctx.x_star[None, :]
             B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
         if self.with_losses:  # the losses there: later, in a batch (toys.engine.settle)
             self.segments.append((k0, k1, wbar))
+
+
+def _per_step(a, S):
+    """``a @ S[j]`` for every j: one stacked product on numpy (whose bits are those of the
+    per-step products, tested), the per-step products elsewhere (a stacked torch product may
+    sum in another order)."""
+    if is_numpy(S):
+        return np.matmul(a, S)
+    xp = array_namespace(S)
+    return xp.stack([a @ S[j] for j in range(S.shape[0])])
 
 
 def losses_at(oracle, P):

@@ -175,3 +175,12 @@ def test_a_resumed_run_settles_what_was_pending(tmp_path):
     resumed = toys.run(prob, "fedavg", rounds=6, resume=tmp_path / "c.npz", **args)
     for k, v in _trace_arrays(full).items():
         np.testing.assert_array_equal(_trace_arrays(resumed)[k], v, err_msg=k)
+
+
+@pytest.mark.parametrize("N,d", [(7, 3), (50, 20), (1000, 20)])
+def test_stacked_virtual_averages_have_the_per_step_bits(N, d):
+    rng = np.random.default_rng(N)
+    a, Ws, dn = rng.random(N), rng.standard_normal((5, N, d)), rng.random((5, N))
+    np.testing.assert_array_equal(measure._per_step(a, Ws), np.stack([a @ W for W in Ws]))
+    np.testing.assert_array_equal(measure._per_step(a, dn[..., None])[:, 0],
+                                  np.stack([a @ v for v in dn]))
