@@ -36,3 +36,23 @@ def test_constants_report_unavailable_gamma(separable_one):
 def test_loss_weighted_rule_falls_back_to_zero_offset(separable_one):
     tr = toys.run(separable_one, "fedsoftmax", rounds=2, seed=0, lr=0.1)
     assert tr.info["loss_offset"] == "zero"
+
+
+def test_client_optima_have_the_same_bits_on_any_number_of_threads(monkeypatch):
+    import numpy as np
+
+    from toys.problems import _logistic_optima as lo
+    from toys.problems.logistic import Logistic
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 12, 3))
+    y = (rng.random((40, 12)) < 0.5).astype(float)
+    monkeypatch.setattr(lo, "_HESSIAN_CHUNK", 45)  # blocks of 5 clients: 8 blocks
+    out = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(lo, "OPTIMA_THREADS", threads)
+        prob = Logistic(X, y, np.ones((40, 12), bool), l2=0.1)
+        out[threads] = (prob.x_star_i, prob.F_star_i)
+    np.testing.assert_array_equal(out[1][0], out[3][0])
+    np.testing.assert_array_equal(out[1][1], out[3][1])
+    assert np.max(np.abs(Logistic(X, y, np.ones((40, 12), bool), l2=0.1).grads(out[3][0]))) < 1e-10
