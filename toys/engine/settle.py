@@ -27,11 +27,16 @@ from .._array import array_namespace
 from ..algorithms.weights import rho
 from .measure import DISC, DMAX, DMEAN, DSUM, G2, RHO, RI, SHADOW, losses_at
 
-__all__ = ["PENDING_POINTS", "Pending", "settle", "summaries"]
+__all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "settle", "summaries"]
 
 PENDING_POINTS = 64
 """Points (shadow points, deferred server models) or rounds a :class:`Pending` batch collects
 before it is settled."""
+
+PENDING_BYTES = 1 << 26
+"""... or fewer, so that the batch's (points, clients) arrays (the losses, the weights of each
+point's virtual average) stay below this many bytes each: with many clients the batch is
+settled sooner (e.g. every round at N = 10^6)."""
 
 
 class Pending:
@@ -40,14 +45,16 @@ class Pending:
     deferred (else None)."""
 
     def __init__(self):
-        self.rounds, self.n_points = [], 0
+        self.rounds, self.n_points, self._clients = [], 0, 0
 
     def add(self, r, B, a_v, segments, x=None):
         self.rounds.append((r, B, a_v, segments, x))
         self.n_points += sum(k1 - k0 for k0, k1, _ in segments) + (x is not None)
+        self._clients = a_v.shape[0]
 
     def full(self) -> bool:
-        return max(self.n_points, len(self.rounds)) >= PENDING_POINTS
+        n = max(self.n_points, len(self.rounds))
+        return n >= PENDING_POINTS or 8 * self.n_points * self._clients >= PENDING_BYTES
 
     def __len__(self):
         return len(self.rounds)

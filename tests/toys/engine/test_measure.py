@@ -155,8 +155,11 @@ def test_shadow_batches_across_rounds_do_not_change_the_bits(monkeypatch, tmp_pa
     each = toys.run(prob, algo, checkpoint=tmp_path / "c.npz", checkpoint_every=1, **args)
     monkeypatch.setattr(settle, "PENDING_POINTS", 4)  # batches of one or two rounds
     pairs = toys.run(prob, algo, **args)
+    monkeypatch.setattr(settle, "PENDING_POINTS", 64)
+    monkeypatch.setattr(settle, "PENDING_BYTES", 8 * 5 * prob.n_clients)  # by memory: 5 points
+    by_bytes = toys.run(prob, algo, **args)
     ref = _trace_arrays(batched)
-    for other in (each, pairs):
+    for other in (each, pairs, by_bytes):
         got = _trace_arrays(other)
         for k, v in ref.items():
             np.testing.assert_array_equal(got[k], v, err_msg=k)
@@ -184,3 +187,17 @@ def test_stacked_virtual_averages_have_the_per_step_bits(N, d):
     np.testing.assert_array_equal(measure._per_step(a, Ws), np.stack([a @ W for W in Ws]))
     np.testing.assert_array_equal(measure._per_step(a, dn[..., None])[:, 0],
                                   np.stack([a @ v for v in dn]))
+
+
+def test_a_batch_is_full_by_points_or_by_bytes(monkeypatch):
+    B, a_v = np.zeros((9, 5)), np.ones(1000) / 1000
+    segs = [(0, 5, np.zeros((5, 3)))]
+    pend = settle.Pending()
+    pend.add(0, B, a_v, segs)
+    assert pend.n_points == 5 and not pend.full()
+    monkeypatch.setattr(settle, "PENDING_BYTES", 8 * 5 * 1000)  # 5 points x 1000 clients
+    assert pend.full()
+    monkeypatch.setattr(settle, "PENDING_BYTES", 1 << 40)
+    for r in range(1, 12):
+        pend.add(r, B, a_v, segs, x=np.zeros(3))  # 6 points a round
+    assert pend.n_points == 71 and pend.full() and len(pend) == 12
