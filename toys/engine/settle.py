@@ -45,16 +45,18 @@ class Pending:
     deferred (else None)."""
 
     def __init__(self):
-        self.rounds, self.n_points, self._clients = [], 0, 0
+        self.rounds, self.n_points = [], 0
 
     def add(self, r, B, a_v, segments, x=None):
         self.rounds.append((r, B, a_v, segments, x))
         self.n_points += sum(k1 - k0 for k0, k1, _ in segments) + (x is not None)
-        self._clients = a_v.shape[0]
 
     def full(self) -> bool:
+        if not self.rounds:
+            return False
+        clients = self.rounds[0][2].shape[0]  # a_v: one weight per client
         n = max(self.n_points, len(self.rounds))
-        return n >= PENDING_POINTS or 8 * self.n_points * self._clients >= PENDING_BYTES
+        return n >= PENDING_POINTS or 8 * self.n_points * clients >= PENDING_BYTES
 
     def __len__(self):
         return len(self.rounds)

@@ -126,27 +126,15 @@ class _Core(VmapOracle):
     the batched calls come from the torch backend's
     :class:`~toys.engine.backends.torch.VmapOracle`."""
 
-    _client_arrays = ("X", "y", "mask", "counts", "row_w")
-
     def __init__(self, prob, ops):
         import torch
-        from torch.func import functional_call, grad, vmap
+        from torch.func import functional_call
 
-        self.ops, self.torch = ops, torch
-        self.n_clients, self.dim = prob.n_clients, prob.dim
         self.module = prob.network().to(device=ops.device, dtype=ops.dtype)
         self.names = [n for n, _ in self.module.named_parameters()]
         self.shapes = [tuple(p.shape) for _, p in self.module.named_parameters()]
         self.sizes = [math.prod(s) for s in self.shapes]
-        self.X = ops.asarray(prob.images if prob.images.ndim == 5 else
-                             prob.images[:, :, None, :, :])
-        self.y = ops.aslong(prob.labels)
-        self.mask = ops.asbool(prob.mask)
-        self.counts = self.mask.sum(dim=1)
-        self.counts_max = int(prob.counts.max())
-        self.row_w = self.mask.to(ops.dtype) / self.counts.to(ops.dtype)[:, None]
         self.l2 = prob.l2
-        self.row_floats = _activation_floats(self.module, self.X[0, :1], torch)
 
         def loss_one(theta, X, y, w):
             params = {n: t.reshape(s) for n, t, s in
@@ -155,8 +143,9 @@ class _Core(VmapOracle):
             ell = torch.nn.functional.cross_entropy(logits, y, reduction="none")
             return (w * ell).sum() + 0.5 * self.l2 * (theta * theta).sum()
 
-        self._losses = vmap(loss_one)
-        self._grads = vmap(grad(loss_one))
+        X = ops.asarray(prob.images if prob.images.ndim == 5 else prob.images[:, :, None, :, :])
+        self._bind(ops, prob, X, ops.aslong(prob.labels), loss_one)
+        self.row_floats = _activation_floats(self.module, self.X[0, :1], torch)
 
     def grads_rows(self, W, keys, b):
         """Gradients on the b rows of smallest key per client (``keys`` (N, n_max) float64)."""

@@ -138,18 +138,9 @@ class _TorchOracle(VmapOracle):
     and the batched calls are the torch backend's
     :class:`~toys.engine.backends.torch.VmapOracle`."""
 
-    _client_arrays = ("X", "y", "mask", "counts", "row_w")
-
     def __init__(self, prob, ops):
         import torch
-        from torch.func import grad, vmap
 
-        self.ops, self.torch = ops, torch
-        self.n_clients, self.dim = prob.n_clients, prob.dim
-        self.X, self.y = ops.asarray(prob.X), ops.aslong(prob.y)
-        self.mask, self.row_w = ops.asbool(prob.mask), ops.asarray(prob.w_rows)
-        self.counts = self.mask.sum(dim=1)
-        self.counts_max = int(prob.counts.max())
         f, h, C, l2 = prob.n_features, prob.hidden, prob.classes, prob.l2
         sizes = (f * h, h, h * C, C)
         self.row_floats = f + 2 * h + 2 * C  # input, hidden (pre/post ReLU), logits, loss
@@ -160,8 +151,7 @@ class _TorchOracle(VmapOracle):
             ell = torch.nn.functional.cross_entropy(Z, y, reduction="none")
             return (w * ell).sum() + 0.5 * l2 * (theta * theta).sum()
 
-        self._losses = vmap(loss_one)
-        self._grads = vmap(grad(loss_one))
+        self._bind(ops, prob, ops.asarray(prob.X), ops.aslong(prob.y), loss_one, prob.w_rows)
 
 
 class MLPProblem(FederatedProblem):

@@ -242,6 +242,22 @@ class VmapOracle(ClientSubset):
     :meth:`ClientSubset._draw_rows`."""
 
     row_floats = 1
+    _client_arrays = ("X", "y", "mask", "counts", "row_w")
+
+    def _bind(self, ops, prob, X, y, loss_one, row_w=None):
+        """The common state: the client arrays on the device (``row_w`` default 1/n_i on
+        the real rows) and the vmaps of ``loss_one`` and of its gradient."""
+        from torch.func import grad, vmap
+
+        self.ops, self.torch = ops, ops.torch
+        self.n_clients, self.dim = prob.n_clients, prob.dim
+        self.X, self.y, self.mask = X, y, ops.asbool(prob.mask)
+        self.counts = self.mask.sum(dim=1)
+        self.counts_max = int(prob.counts.max())
+        self.row_w = (self.mask.to(ops.dtype) / self.counts.to(ops.dtype)[:, None]
+                      if row_w is None else ops.asarray(row_w))
+        self._losses = vmap(loss_one)
+        self._grads = vmap(grad(loss_one))
 
     def _bc(self, W):
         return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
