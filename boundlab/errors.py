@@ -21,6 +21,7 @@ __all__ = [
     "PreconditionError",
     "UnknownNameError",
     "MissingParameterError",
+    "IntegrityError",
 ]
 
 
@@ -83,6 +84,31 @@ class MissingParameterError(BoundlabError):
         parts = [f"{m} (domain: {domains[m]})" if m in domains else m for m in self.missing]
         word = "parameter" if len(parts) == 1 else "parameters"
         super().__init__(f"{owner}: missing {word} {', '.join(parts)}")
+
+
+class IntegrityError(BoundlabError):
+    """A file boundlab reads back is damaged, forged, too large or belongs to something else.
+
+    Names the file, the first field that is wrong, what is allowed, and why (text read from the
+    file is escaped before it gets here).
+
+    >>> str(IntegrityError("ck.npz", "problem", "a checkpoint of this run", "it is 'p2'"))
+    "ck.npz: problem is not valid: a checkpoint of this run (it is 'p2')"
+    """
+
+    def __init__(self, path, field: str, allowed: str, detail: str = "",
+                 header: str | None = None):
+        self.path, self.field, self.allowed = str(path), field, allowed
+        head = header if header is not None else f"{field} is not valid"
+        msg = f"{_printable(str(path))}: {head}: "
+        msg += allowed if header is None else detail
+        if detail and header is None:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def _short(value) -> str:

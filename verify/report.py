@@ -140,11 +140,12 @@ def write_report(results, out_dir, *, title: str = "boundlab verify report",
     everything goes into a staging directory that then replaces ``out_dir`` whole
     (:func:`boundlab.io.output_set`), so a reader, or a run killed mid-write, sees the old set
     or the new one, never a mix, and no figure of an older run survives. ``out_dir`` must be
-    new, empty or a previous boundlab output (checked first: :func:`check_output_path`).
+    new, empty or a previous ``boundlab verify`` output whose manifest lists every file in it
+    (checked first: :func:`check_output_path`); anything else is refused, never deleted.
     Returns ``out_dir`` as a path."""
     from boundlab.io import output_set
 
-    with output_set(out_dir, name="out") as stage:
+    with output_set(out_dir, name="out", kind="verify") as stage:
         _write_set(results, stage, title=title, settings=settings)
     return pathlib.Path(out_dir)
 
@@ -160,7 +161,7 @@ def check_output_path(out_dir, name: str = "--out") -> pathlib.Path:
     """
     from boundlab.io import check_output_dir
 
-    return check_output_dir(out_dir, name)
+    return check_output_dir(out_dir, name, "verify")
 
 
 def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None) -> None:

@@ -74,4 +74,33 @@ def constants(problem, x_ref=None, trajectory=None, batch_size=None, seed: int =
     if radius is not None:
         radius = check_float("radius", radius, lo=0.0)
     rng = np.random.default_rng(check_int("seed", seed, lo=0))
-    return measure(problem, x_ref, traj, batch_size, rng, radius)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # reported: _honest
+        return _honest(measure(problem, x_ref, traj, batch_size, rng, radius))
+
+
+_FIELDS = ("L", "L_F", "mu", "mu_F", "Gamma", "zeta", "sigma2", "G2", "D", "F_star")
+
+
+def _honest(c: Constants) -> Constants:
+    """A constant whose computation overflowed or cancelled to nan/inf in float64 is
+    ``how="unavailable"`` with the reason, never a nan or inf labelled exact or bound.
+
+    >>> import math
+    >>> v = _honest_value(Value(math.nan, "exact", "max_i ||grad F_i - grad F||"))
+    >>> v.how, v.note
+    ('unavailable', 'not computable in float64: max_i ||grad F_i - grad F|| gave nan')
+    """
+    import dataclasses
+
+    return dataclasses.replace(c, **{k: _honest_value(getattr(c, k)) for k in _FIELDS})
+
+
+def _honest_value(v: Value) -> Value:
+    try:
+        finite = np.isfinite(float(v.value))
+    except (TypeError, ValueError):
+        finite = False
+    if finite or v.how == "unavailable":
+        return v
+    return Value(np.nan, "unavailable", f"not computable in float64: {v.note or v.how} gave "
+                                        f"{float(v.value)!r}")

@@ -15,9 +15,8 @@ Example
 
 from __future__ import annotations
 
-import json
-
 from boundlab.errors import DomainError
+from boundlab.io import dumps_strict
 
 __all__ = ["parse_options", "register"]
 
@@ -82,7 +81,7 @@ def _list(args) -> int:
 
     rows = toys.names()
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(dumps_strict(rows, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -112,7 +111,7 @@ def _constants(args) -> int:
         out["options"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts.items()}
         if paper:
             out["paper"] = {k: {"value": v, "note": note} for k, (v, note) in paper.items()}
-        print(json.dumps(out))
+        print(dumps_strict(out))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -1,0 +1,120 @@
+"""No command deletes or overwrites a file it did not write: every ``--out`` and ``out=``.
+
+Output folders are replaced or updated only when they hold boundlab's manifest listing every
+file in them, unchanged; single-file outputs replace only a file boundlab wrote (its header).
+(Sweep folders: tests/verify/test_sweep_store.py; reproduce: tests/verify/reproduce/.)
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from boundlab.errors import DomainError
+from boundlab.io import MANIFEST, TMP_MARK, check_output_dir, clean_temps, output_set
+from verify.cli import main
+
+VERIFY = ["verify", "--quick", "--only", "drift.client_drift", "--no-tightness"]
+
+
+def _user_folder(root):
+    (root / "data").mkdir(parents=True)
+    (root / "thesis.tex").write_text("\\chapter{mine}")
+    (root / "data" / "raw.csv").write_text("a,b\n1,2\n")
+    (root / "results.csv").write_text("my own results\n")
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _intact(before):
+    return all(p.exists() and p.read_bytes() == b for p, b in before.items())
+
+
+def test_verify_refuses_a_folder_of_the_users_files(tmp_path, capsys):
+    out = tmp_path / "thesis"
+    before = _user_folder(out)
+    rc = main(VERIFY + ["--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: --out")
+    assert "thesis.tex" in err[0] and "data/raw.csv" in err[0]
+    assert _intact(before) and sorted(p.name for p in out.iterdir()) == [
+        "data", "results.csv", "thesis.tex"]
+
+
+def test_verify_replaces_its_own_set_and_then_refuses_a_user_file(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(VERIFY + ["--out", str(out)]) == 0
+    assert (out / MANIFEST).exists() and (out / "report.md").exists()
+    assert main(VERIFY + ["--out", str(out)]) == 0  # its own set: replaced
+    (out / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(VERIFY + ["--out", str(out)]) == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_boundlab_file_the_user_edited_is_not_replaced(tmp_path):
+    out = tmp_path / "set"
+    with output_set(out, kind="verify") as stage:
+        (stage / "results.csv").write_text("a\n1\n")
+        (stage / "figures").mkdir()
+        (stage / "figures" / "f.png").write_bytes(b"png")
+    check_output_dir(out, "out", "verify")  # untouched: may be replaced
+    (out / "figures" / "f.png").write_bytes(b"my edit")
+    with pytest.raises(DomainError, match="figures/f.png"):
+        check_output_dir(out, "out", "verify")
+    with pytest.raises(DomainError):  # and another kind's manifest does not vouch for it
+        check_output_dir(out, "out", "reproduce")
+
+
+def test_a_forged_manifest_listing_a_wrong_hash_does_not_vouch(tmp_path):
+    out = tmp_path / "set"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine")
+    (out / MANIFEST).write_text('{"format": "boundlab-manifest/1", "kind": "verify", '
+                                '"files": {"thesis.tex": "' + "0" * 64 + '"}}')
+    with pytest.raises(DomainError, match="thesis.tex"):
+        check_output_dir(out, "out", "verify")
+
+
+def test_temp_files_of_a_killed_writer_are_removed_and_live_ones_kept(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f".point-00043.parquet{TMP_MARK}{dead}-abc.parquet"
+    stale.write_text("half")
+    stale_dir = tmp_path / f".004-fig2{TMP_MARK}{dead}-xyz"
+    stale_dir.mkdir()
+    live = tmp_path / f".x.csv{TMP_MARK}{os.getpid()}-q.csv"
+    live.write_text("being written")
+    assert sorted(clean_temps(tmp_path)) == sorted([stale.name, stale_dir.name])
+    assert not stale.exists() and not stale_dir.exists() and live.exists()
+
+
+def test_run_out_never_overwrites_a_users_file(tmp_path, capsys):
+    mine = tmp_path / "mine.csv"
+    mine.write_text("x,y\n1,2\n")
+    run = ["run", "fedavg", "--problem", "quadratic", "--problem-opt", "n_clients=3",
+           "--problem-opt", "dim=2", "--rounds", "2", "lr=0.05"]
+    assert main(run + ["--out", str(mine)]) == 2
+    assert "mine.csv" in capsys.readouterr().err and mine.read_text() == "x,y\n1,2\n"
+    ours = tmp_path / "trace.csv"
+    assert main(run + ["--out", str(ours)]) == 0
+    assert main(run + ["--out", str(ours)]) == 0  # a table boundlab wrote: replaced
+    assert ours.read_text().startswith("round,")
+
+
+def test_trace_save_refuses_a_users_parquet(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import toys
+
+    f = tmp_path / "mine.parquet"
+    pd.DataFrame({"a": [1.0]}).to_parquet(f)
+    before = f.read_bytes()
+    tr = toys.run(toys.quadratic(3, 2, seed=0), "fedavg", rounds=2, seed=0, lr=0.1)
+    with pytest.raises(DomainError, match="did not write it"):
+        tr.save(f)
+    assert f.read_bytes() == before
+    g = tmp_path / "t.parquet"
+    tr.save(g)
+    tr.save(g)  # its own table: replaced
