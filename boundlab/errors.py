@@ -61,11 +61,27 @@ class UnknownNameError(BoundlabError, KeyError):
 
     >>> str(UnknownNameError("bound id", "drift.nope", ["drift.plateau"]))
     "unknown bound id 'drift.nope'; valid: drift.plateau"
+    >>> str(UnknownNameError("bound id", "drift.platau", ["drift.plateau", "skew.speed"]))
+    "unknown bound id 'drift.platau' (did you mean 'drift.plateau'?); valid: drift.plateau, \
+skew.speed"
     """
+
+    #: at most this many valid names are listed; a longer list says how many there are
+    MAX_LISTED = 12
 
     def __init__(self, what: str, name, valid):
         self.what, self.name, self.valid = what, name, list(valid)
-        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(map(str, self.valid))}")
+        names = [str(v) for v in self.valid]
+        msg = f"unknown {what} {name!r}"
+        close = _close_matches(str(name), names)
+        if close:
+            msg += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+        if len(names) <= self.MAX_LISTED:
+            msg += f"; valid: {', '.join(names)}"
+        else:
+            msg += (f"; valid: {', '.join(names[:self.MAX_LISTED])}, ... "
+                    f"({len(names)} in all)")
+        super().__init__(msg)
 
     def __str__(self) -> str:  # KeyError would quote the message
         return self.args[0]
@@ -109,6 +125,21 @@ class IntegrityError(BoundlabError):
 
 def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _close_matches(name: str, names: list[str]) -> list[str]:
+    """Up to three valid names close to ``name`` (difflib), also after its last dot.
+
+    >>> _close_matches("drift.platau", ["drift.plateau", "skew.speed"])
+    ['drift.plateau']
+    """
+    import difflib
+
+    found = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+    if not found and "." in name:
+        tail = name.rsplit(".", 1)[1]
+        found = [n for n in names if n.rsplit(".", 1)[-1] == tail][:3]
+    return found
 
 
 def _short(value) -> str:
