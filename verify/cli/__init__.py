@@ -52,6 +52,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+class _Version(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())  # one line, unwrapped (argparse's version action wraps it)
+        parser.exit(0)
+
+
 def build_parser(argv=None) -> argparse.ArgumentParser:
     """The argument parser: every installed command group, or, given the ``argv`` of a run,
     only the group it names (the others as stubs with their help line, so ``--help`` and an
@@ -68,6 +74,8 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         description="Check federated-learning convergence bounds against measured runs.",
         epilog="Exit status: 0 ok; 1 a VIOLATED or errored check (verify); 2 bad input.",
     )
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="the versions of boundlab, its code and its main dependencies")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     sub.required = True
     wanted = None if argv is None else (list(argv)[:1] or [None])[0]
@@ -84,6 +92,29 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
             raise
         mod.register(sub)
     return parser
+
+
+def version_line() -> str:
+    """``boundlab X (code X+hash; python, numpy, sympy, pepit, cvxpy versions)`` without
+    importing the dependencies (their installed metadata).
+
+    >>> version_line().startswith("boundlab ")
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    import boundlab
+    from boundlab.integrity import code_version
+
+    deps = []
+    for dist in ("numpy", "sympy", "pepit", "cvxpy"):
+        try:
+            deps.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            deps.append(f"{dist} missing")
+    py = ".".join(map(str, sys.version_info[:3]))
+    return (f"boundlab {boundlab.__version__} (code {code_version()}; python {py}, "
+            f"{', '.join(deps)})")
 
 
 def main(argv=None) -> int:
