@@ -67,7 +67,7 @@ skew.speed"
     """
 
     #: at most this many valid names are listed; a longer list says how many there are
-    MAX_LISTED = 12
+    MAX_LISTED = 30
 
     def __init__(self, what: str, name, valid):
         self.what, self.name, self.valid = what, name, list(valid)

@@ -127,8 +127,14 @@ def seal(claim: dict, payload: bytes) -> dict:
             "payload_sha256": sha256(payload)}
 
 
+def _leaf(node) -> bool:
+    """An encoded float ``{"f"}`` or array ``{"a", "s", "h"}`` is one value, not a subtree."""
+    return isinstance(node, dict) and (set(node) == {"f"} or set(node) == {"a", "s", "h"})
+
+
 def _first_difference(stored, wanted, prefix="") -> str | None:
-    if isinstance(stored, dict) and isinstance(wanted, dict):
+    if isinstance(stored, dict) and isinstance(wanted, dict) and not (_leaf(stored) or
+                                                                      _leaf(wanted)):
         for k in sorted(set(stored) | set(wanted)):
             if k not in stored or k not in wanted:
                 return f"{prefix}{k}"

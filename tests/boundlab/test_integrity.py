@@ -99,3 +99,11 @@ def test_escape_neutralises_terminal_control():
     out = escape(text)
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in out)
     assert out == "id\\x1b]0;pwned\\x07\\x9b2J\\u202eevil\\r\\n"
+
+
+def test_a_float_or_array_that_differs_is_named_as_one_field():
+    s = seal({"hyper": {"lr": 0.1}, "x0": np.zeros(2)}, b"")
+    with pytest.raises(IntegrityError, match=r"hyper\.lr is 0\.1 in the file, 0\.2 expected"):
+        check_seal(s, {"hyper": {"lr": 0.2}, "x0": np.zeros(2)}, b"", "f")
+    with pytest.raises(IntegrityError, match=r"x0 is array float64 \(2,\)"):
+        check_seal(s, {"hyper": {"lr": 0.1}, "x0": np.ones(2)}, b"", "f")

@@ -118,3 +118,18 @@ def test_trace_save_refuses_a_users_parquet(tmp_path):
     g = tmp_path / "t.parquet"
     tr.save(g)
     tr.save(g)  # its own table: replaced
+
+
+def test_checkpoint_path_never_overwrites_a_users_file(tmp_path):
+    import toys
+
+    mine = tmp_path / "notes.npz"
+    mine.write_bytes(b"my own archive")
+    prob = toys.quadratic(3, 2, seed=0)
+    with pytest.raises(DomainError, match="checkpoint"):
+        toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, checkpoint=mine, checkpoint_every=1)
+    assert mine.read_bytes() == b"my own archive"
+    ck = tmp_path / "ck.npz"
+    for _ in range(2):  # its own checkpoint: replaced
+        toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, checkpoint=ck, checkpoint_every=1)
+    toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, resume=ck)

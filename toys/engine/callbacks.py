@@ -82,6 +82,12 @@ def run_loop(ctx, st, trace, callbacks=(), checkpoint=None, checkpoint_every=Non
     if checkpoint is not None:
         every = check_int("checkpoint_every", 1 if checkpoint_every is None
                           else checkpoint_every, lo=1)
+        from boundlab.io import check_replaceable
+
+        from .checkpoint import looks_like_checkpoint
+
+        check_replaceable(checkpoint, "checkpoint", looks_like_checkpoint,
+                          "a checkpoint boundlab wrote")
     while st.round < ctx.rounds:
         one_round(ctx, st)
         if st.diverged_at is not None:

@@ -2,13 +2,24 @@
 
 What is saved: the round reached, the model, every piece's state (client, weights, server),
 the participation process's state, both random streams (numpy ``bit_generator.state``, or the
-``torch.Generator`` state), the measurement buffers and metrics so far, and a fingerprint of
-the run (algorithm, problem name, seed, rounds, N, d, backend, record, hyper-parameters) that
-a resume must match. A run resumed from a checkpoint is bit-identical to the uninterrupted run.
+``torch.Generator`` state), the measurement buffers and metrics so far. A run resumed from a
+checkpoint is bit-identical to the uninterrupted run.
 
-The file is data, never code: arrays in an ``.npz`` (loaded with ``allow_pickle=False``) and a
-JSON description of the state's structure (None, numbers, strings, tuples, lists, dicts, and
-NamedTuples of toys' own modules only).
+The file is data, never code, and is bound to the run that made it:
+
+- plain arrays in an ``.npz`` and a JSON tree of plain values (None, booleans, numbers as
+  text, strings, tuples, lists, dicts, records of named fields); no class or function name is
+  stored or read. The state is rebuilt structurally from the fresh initial state of the same
+  run (:class:`toys.engine.checkpoint_read.Rebuild`): each piece's NamedTuple is rebuilt with
+  its own type, and any node that does not fit the template is refused;
+- the file is refused over a size limit derived from the run's sizes before it is read, and
+  each array's dtype and shape are checked from its header before it is allocated;
+- a seal (:func:`boundlab.integrity.seal`) binds it to :func:`claim`: the algorithm, every
+  hyper-parameter, the seed, rounds, sizes, backend, dtype, record mode, the digests of the
+  problem's data, of the participation process (with its probabilities or matrix) and of
+  ``x0``, and the :func:`~boundlab.integrity.code_version`; and to its
+  payload (the tree and every array's bytes). The seal is checked before anything is decoded;
+  a mismatch names the first field that differs.
 
 Example
 -------
@@ -19,27 +30,108 @@ Example
 >>> full = toys.run(prob, "fedau", rounds=6, seed=1, lr=0.1, participation="bernoulli:p=0.5")
 >>> bool(np.array_equal(part.final_model, full.final_model))
 True
+>>> toys.run(prob, "fedau", rounds=6, seed=2, lr=0.1, participation="bernoulli:p=0.5",
+...          resume=path)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+boundlab.errors.IntegrityError: ...ck.npz: does not belong here: seed is 1 in the file, 2 expected
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import io
 import json
 
 import numpy as np
 
-from boundlab.errors import DomainError
+from boundlab.errors import DomainError, IntegrityError
+from boundlab.integrity import check_seal, code_version, digest, loads_plain, seal, sha256
 from boundlab.io import atomic_write_bytes
 
 from .._array import is_numpy, to_numpy
-from .rounds import State, settle
+from .checkpoint_read import Rebuild, read_npz
+from .rounds import State, init_state, settle
 
-__all__ = ["restore", "save"]
+__all__ = ["claim", "looks_like_checkpoint", "max_bytes", "restore", "save"]
 
-_FORMAT = "boundlab-checkpoint/1"
+_FORMAT = "boundlab-checkpoint/2"
+_FIELDS = ("round", "x", "client", "weights", "server", "participation_state", "prev_end",
+           "buffers", "participation", "metrics", "diverged_at", "stopped_at")
 
 
+# ------------------------------------------------------------------------------ the claim
+def _plain(obj, depth: int = 0):
+    """``obj`` as plain data for a digest: numbers, strings, arrays (by content), containers;
+    a callable by its name (its effect on the run is in the schedules), other objects by
+    their type and public fields."""
+    if obj is None or isinstance(obj, (bool, int, float, str, np.generic, np.ndarray)):
+        return obj
+    if type(obj).__module__.startswith("torch"):
+        return np.asarray(to_numpy(obj))
+    if depth > 8:
+        return f"{type(obj).__name__} (nested too deep)"
+    if isinstance(obj, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v, depth + 1) for v in obj]
+    if callable(obj) and hasattr(obj, "__qualname__"):
+        return f"callable {getattr(obj, '__module__', '?')}.{obj.__qualname__}"
+    if dataclasses.is_dataclass(obj):
+        fields = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
+    else:
+        fields = {k: v for k, v in vars(obj).items() if not k.startswith("_")} \
+            if hasattr(obj, "__dict__") else {}
+    return {"type": type(obj).__name__, **_plain(fields, depth + 1)}
+
+
+def _problem_data(problem) -> str:
+    """Digest of the data that defines the problem instance: its raw arrays
+    (``problem.arrays()``; for a bucketed problem, each bucket's), weights and name."""
+    parts = getattr(problem, "parts", None)
+    if isinstance(parts, list) and parts and all(isinstance(p, tuple) and len(p) == 2
+                                                 for p in parts):
+        data = {"parts": [[np.asarray(idx), _problem_data(sub)] for idx, sub in parts]}
+    else:
+        try:
+            data = problem.arrays()
+        except (AttributeError, NotImplementedError, TypeError):
+            data = {k: v for k, v in vars(problem).items()
+                    if not k.startswith("_") and isinstance(v, np.ndarray)}
+    extra = {k: getattr(problem, k, None) for k in ("name", "kind", "n_clients", "dim", "p",
+                                                    "noise_std", "counts")}
+    return digest({"type": type(problem).__name__, **_plain(extra), "data": _plain(data)})
+
+
+def _participation(process) -> dict:
+    try:
+        probs = getattr(process, "probs", None)
+    except (AttributeError, TypeError, ValueError, DomainError):
+        probs = None
+    return {"process": type(process).__name__, "options": _plain(process),
+            "probs": None if probs is None else digest(np.asarray(probs, dtype=float))}
+
+
+def claim(ctx) -> dict:
+    """What a checkpoint of this run claims to be (computed once per run): ``ctx.fingerprint``
+    (algorithm, problem name, seed, rounds, sizes, backend, dtype, record mode), every
+    hyper-parameter (a step-size function by its name and the schedule it gave), the digests
+    of the problem's data, the participation process and x0, and the code version."""
+    out = getattr(ctx, "checkpoint_claim", None)
+    if out is None:
+        raw = getattr(ctx, "hyper", {})
+        hyper = _plain(raw)
+        if callable(raw.get("lr")):  # a schedule function: bound by the schedule it gave
+            hyper["lr"] = {"function": hyper["lr"], "schedule": digest(np.asarray(ctx.lrs))}
+        out = {"format": _FORMAT, **ctx.fingerprint, "hyper": hyper,
+               "problem_data": _problem_data(ctx.problem),
+               "participation": _participation(ctx.process),
+               "x0": digest(np.asarray(to_numpy(ctx.x0))), "code_version": code_version()}
+        ctx.checkpoint_claim = out
+    return out
+
+
+# ------------------------------------------------------------------------------ writing
 def _enc(obj, arrays: list):
     if obj is None:
         return {"t": "none"}
@@ -55,8 +147,7 @@ def _enc(obj, arrays: list):
         arrays.append(np.asarray(to_numpy(obj)))
         return {"t": "array" if is_numpy(obj) else "tensor", "i": len(arrays) - 1}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        cls = type(obj)
-        return {"t": "namedtuple", "cls": f"{cls.__module__}:{cls.__qualname__}",
+        return {"t": "record", "fields": list(obj._fields),
                 "items": [_enc(v, arrays) for v in obj]}
     if isinstance(obj, (tuple, list)):
         return {"t": type(obj).__name__, "items": [_enc(v, arrays) for v in obj]}
@@ -67,46 +158,32 @@ def _enc(obj, arrays: list):
                       "NamedTuples (a piece's state must be made of these)")
 
 
-def _dec(node, arrays, device):
-    t = node["t"]
-    scalars = {"none": lambda: None, "bool": lambda: bool(node["v"]),
-               "int": lambda: int(node["v"]), "float": lambda: float(node["v"]),
-               "str": lambda: str(node["v"])}
-    if t in scalars:
-        return scalars[t]()
-    if t == "array":
-        return arrays[node["i"]]
-    if t == "tensor":
-        import torch
-
-        return torch.as_tensor(arrays[node["i"]], device=device)
-    if t in ("tuple", "list"):
-        items = [_dec(v, arrays, device) for v in node["items"]]
-        return tuple(items) if t == "tuple" else items
-    if t == "dict":
-        return {k: _dec(v, arrays, device) for k, v in node["items"].items()}
-    if t == "namedtuple":
-        module, _, name = node["cls"].partition(":")
-        if not module.startswith("toys."):
-            raise ValueError(f"NamedTuple class {node['cls']!r} outside toys")
-        cls = getattr(importlib.import_module(module), name)
-        return cls(*(_dec(v, arrays, device) for v in node["items"]))
-    raise ValueError(f"unknown node type {t!r}")
+def _payload(tree, arrays) -> bytes:
+    """What the seal's payload hash covers: the tree (canonical JSON) and every array's
+    dtype, shape and bytes."""
+    lines = [json.dumps(tree, sort_keys=True, separators=(",", ":"))]
+    lines += [f"{a.dtype.str} {tuple(a.shape)} {sha256(np.ascontiguousarray(a).tobytes())}"
+              for a in arrays]
+    return "\n".join(lines).encode()
 
 
 def _rng_state(rng):
     if isinstance(rng, np.random.Generator):
         return {"numpy": rng.bit_generator.state}
-    return {"torch": rng.get_state()}
+    return {"torch": np.asarray(to_numpy(rng.get_state()))}
 
 
-def _set_rng_state(rng, state) -> None:
-    if "numpy" in state:
-        rng.bit_generator.state = state["numpy"]
-    else:
-        import torch
+def _set_rng_state(rng, state, path, where) -> None:
+    try:
+        if "numpy" in state:
+            rng.bit_generator.state = state["numpy"]
+        else:
+            import torch
 
-        rng.set_state(torch.as_tensor(np.asarray(state["torch"]), dtype=torch.uint8))
+            rng.set_state(torch.as_tensor(np.asarray(state["torch"]), dtype=torch.uint8))
+    except (ValueError, TypeError, OverflowError, RuntimeError) as exc:
+        raise IntegrityError(path, where, "a random-generator state of this run",
+                             str(exc)[:120]) from None
 
 
 def save(path, ctx, st: State) -> None:
@@ -114,52 +191,86 @@ def save(path, ctx, st: State) -> None:
     pending shadow measurements are evaluated first (:func:`~toys.engine.rounds.settle`)."""
     settle(ctx, st)
     arrays: list = []
-    tree = {"fingerprint": ctx.fingerprint, "round": st.round, "x": st.x,
-            "client": st.client, "weights": st.weights, "server": st.server,
-            "participation_state": st.participation_state, "prev_end": st.prev_end,
-            "buffers": st.buffers, "participation": st.participation, "metrics": st.metrics,
-            "diverged_at": st.diverged_at, "stopped_at": st.stopped_at,
-            "part_rng": {"numpy": ctx.part_rng.bit_generator.state},
-            "sample_rng": _rng_state(ctx.sample_rng)}
-    meta = json.dumps({"format": _FORMAT, "tree": _enc(tree, arrays)})
+    tree = {k: getattr(st, k) for k in _FIELDS}
+    tree.update(part_rng=_rng_state(ctx.part_rng), sample_rng=_rng_state(ctx.sample_rng))
+    node = _enc(tree, arrays)
+    meta = {"format": _FORMAT, "seal": seal(claim(ctx), _payload(node, arrays)), "tree": node}
     buf = io.BytesIO()
-    np.savez(buf, meta=np.frombuffer(meta.encode(), dtype=np.uint8),
+    np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
              **{f"a{i}": a for i, a in enumerate(arrays)})
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _load(path):
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            n = sum(1 for k in z.files if k.startswith("a"))
-            arrays = [z[f"a{i}"] for i in range(n)]
-    except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
-        raise DomainError("resume", str(path), "a boundlab checkpoint file (.npz)",
-                          f"cannot read it: {exc}") from None
+def looks_like_checkpoint(path, head: bytes) -> bool:
+    """Whether an existing file at a ``checkpoint=`` path is a checkpoint boundlab wrote (an
+    uncompressed zip whose first member is ``meta.npy``), so a run may replace it; any other
+    file is the user's and is never overwritten."""
+    return head.startswith(b"PK\x03\x04") and b"meta.npy" in head[:128]
+
+
+# ------------------------------------------------------------------------------ reading
+def _nbytes(obj) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "element_size"):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(_nbytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(v) for v in obj)
+    return 0
+
+
+def max_bytes(ctx, template: State) -> int:
+    """The largest checkpoint file this run accepts: twice the arrays of its initial state,
+    room for four more (N, d) arrays (states that start empty, ``prev_end``) and 64 metrics of
+    ``rounds`` values, plus 1 MiB for the JSON tree and the headers."""
+    own = _nbytes([getattr(template, k) for k in _FIELDS])
+    return 2 * own + 4 * 8 * ctx.n_clients * ctx.dim + 64 * 8 * ctx.rounds + (1 << 20)
+
+
+def _meta(path, raw: bytes):
+    meta = loads_plain(raw, path, "checkpoint description")
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-        raise DomainError("resume", str(path), f"a checkpoint of format {_FORMAT}")
-    return meta["tree"], arrays
+        got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise IntegrityError(path, "format", f"a checkpoint of format {_FORMAT}",
+                             f"it is {str(got)[:60]!r}")
+    return meta
 
 
-def restore(path, ctx) -> State:
+def _rebuild(path, ctx, node, arrays, template: State) -> tuple[dict, dict]:
+    """(the State's fields, the random streams) from the tree, shaped like ``template``."""
+    device = getattr(ctx.ops, "device", None) if ctx.fingerprint["backend"] == "torch" else None
+    rb = Rebuild(path, arrays, n_clients=ctx.n_clients, dim=ctx.dim, rounds=ctx.rounds,
+                 torch_device=device)
+    rngs = {"part_rng": _rng_state(ctx.part_rng), "sample_rng": _rng_state(ctx.sample_rng)}
+    keys = (*_FIELDS, *rngs)
+    items = rb.node(node, "tree", ("dict",), ("items",))["items"]
+    if not isinstance(items, dict) or sorted(items) != sorted(keys):
+        got = sorted(items) if isinstance(items, dict) else type(items).__name__
+        rb.fail("tree", f"a dict of keys {sorted(keys)}", f"it has {str(got)[:120]}")
+    rules = {"round": lambda n, w: rb.integer(n, w, 0, ctx.rounds), "prev_end": rb.prev_end,
+             "diverged_at": rb.round_or_none, "stopped_at": rb.round_or_none,
+             "metrics": rb.metrics}
+    fields = {k: rules[k](items[k], k) if k in rules else
+              rb.value(items[k], getattr(template, k), k) for k in _FIELDS}
+    streams = {k: rb.value(items[k], t, k) for k, t in rngs.items()}
+    if len(rb.used) != len(arrays):
+        rb.fail("tree", "every array of the file used once",
+                f"{len(arrays) - len(rb.used)} are not")
+    return fields, streams
+
+
+def restore(path, ctx, template: State | None = None) -> State:
     """The engine state saved in ``path``; the random streams of ``ctx`` are set to the saved
-    ones. The checkpoint must come from the same run (fingerprint) or a DomainError says what
-    differs."""
-    node, arrays = _load(path)
-    try:
-        tree = _dec(node, arrays, getattr(ctx.ops, "device", None))
-    except (ValueError, KeyError, TypeError, AttributeError, ImportError) as exc:
-        raise DomainError("resume", str(path), "a boundlab checkpoint file",
-                          f"malformed state: {exc}") from None
-    diff = [k for k, v in ctx.fingerprint.items() if tree["fingerprint"].get(k) != v]
-    if diff:
-        raise DomainError("resume", str(path), "a checkpoint of this run",
-                          "differs in " + ", ".join(f"{k} ({tree['fingerprint'].get(k)!r} "
-                                                    f"there, {ctx.fingerprint[k]!r} here)"
-                                                    for k in diff))
-    _set_rng_state(ctx.part_rng, tree["part_rng"])
-    _set_rng_state(ctx.sample_rng, tree["sample_rng"])
-    fields = ("round", "x", "client", "weights", "server", "participation_state", "prev_end",
-              "buffers", "participation", "metrics", "diverged_at", "stopped_at")
-    return State(**{k: tree[k] for k in fields})
+    ones. The file must be sealed for this run (:func:`claim`) and fit the structure of
+    ``template`` (default: the run's initial state, :func:`~toys.engine.rounds.init_state`);
+    otherwise an IntegrityError names the file and what is wrong."""
+    template = init_state(ctx) if template is None else template
+    raw, arrays = read_npz(path, max_bytes(ctx, template))
+    meta = _meta(path, raw)
+    check_seal(meta.get("seal"), claim(ctx), _payload(meta.get("tree"), arrays), path)
+    fields, streams = _rebuild(path, ctx, meta.get("tree"), arrays, template)
+    _set_rng_state(ctx.part_rng, streams["part_rng"], path, "part_rng")
+    _set_rng_state(ctx.sample_rng, streams["sample_rng"], path, "sample_rng")
+    return State(**fields)

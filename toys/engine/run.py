@@ -80,8 +80,11 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
         metric to ``Trace.metrics``, returning True (or ``info.stop()``) ends the run.
     checkpoint, checkpoint_every, resume : path, int, path
         save the complete engine state to ``checkpoint`` (atomically) every
-        ``checkpoint_every`` rounds; ``resume`` continues a run from such a file (same
-        problem, algorithm, hyper-parameters and seed: checked) bit for bit.
+        ``checkpoint_every`` rounds; ``resume`` continues a run from such a file bit for bit.
+        The file must come from this run (same problem data, algorithm, hyper-parameters,
+        participation, x0, seed, backend, dtype, record mode and code) and fit its state's
+        structure; otherwise an IntegrityError names the file and what differs
+        (:mod:`toys.engine.checkpoint`).
     **hyper
         the pieces' hyper-parameters (:mod:`toys.algorithms._hyper`): ``lr`` (required for the
         built-in client updates), ``local_steps``, ``server_lr``, ``batch_size``, ``prox``,
@@ -117,8 +120,10 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
                        "loss_offset": None, "server_lr": getattr(algo.server, "server_lr", None),
                        "F_star": ctx.F_star, "lrs_first": float(ctx.lrs[0])})
     trace.info.update(setup.info)
-    ctx.fingerprint = _fingerprint(trace, N, d)
-    state = restore(resume, ctx) if resume is not None else init_state(ctx)
+    ctx.fingerprint, ctx.hyper = _fingerprint(trace, N, d), hyper
+    state = init_state(ctx)  # also the template a checkpoint must fit
+    if resume is not None:
+        state = restore(resume, ctx, template=state)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         return run_loop(ctx, state, trace, callbacks, checkpoint, checkpoint_every)
 
@@ -163,10 +168,11 @@ def _x0(problem, x0, d):
 
 
 def _fingerprint(trace, N, d) -> dict:
-    """What a checkpoint must match to be resumed by this run."""
+    """The run's settings a checkpoint must match (with the digests of the problem's data,
+    participation, x0 and hyper-parameters: :func:`toys.engine.checkpoint.claim`)."""
     return {"algorithm": trace.algorithm, "problem": trace.problem, "seed": trace.seed,
             "rounds": trace.rounds, "n_clients": N, "dim": d, "backend": trace.backend,
-            "record": trace.record, "hyper": repr(sorted(trace.hyper.items()))}
+            "dtype": trace.info["dtype"], "record": trace.record}
 
 
 def _context(problem, algo, ops, oracle, x0, process, rounds, record, N, d):

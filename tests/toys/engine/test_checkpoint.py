@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import toys
-from boundlab.errors import DomainError
+from boundlab.errors import IntegrityError
 
 EXTRA = {"fedprox": {"prox": 0.2}, "fedprox-bc": {"prox": 0.1}, "fedmax-k": {"k": 2},
          "fedbetter-k": {"k": 2}, "beta": {"beta": 0.5}, "fedau": {"K": 3},
@@ -61,12 +61,14 @@ def test_resume_refuses_another_run_and_bad_files(tmp_path):
     prob = toys.quadratic(n_clients=3, dim=2, seed=0)
     path = tmp_path / "ck.npz"
     toys.run(prob, "fedavg", rounds=4, seed=0, lr=0.1, checkpoint=path, checkpoint_every=2)
-    with pytest.raises(DomainError, match="differs in seed"):
+    # IntegrityError (issue 20): the file and the first field that differs are named
+    with pytest.raises(IntegrityError, match="ck.npz: does not belong here: seed is 0 in the "
+                                             "file, 1 expected"):
         toys.run(prob, "fedavg", rounds=4, seed=1, lr=0.1, resume=path)
-    with pytest.raises(DomainError, match="differs in hyper"):
+    with pytest.raises(IntegrityError, match="does not belong here: hyper.lr"):
         toys.run(prob, "fedavg", rounds=4, seed=0, lr=0.2, resume=path)
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a checkpoint")
-    with pytest.raises(DomainError, match="resume"):
+    with pytest.raises(IntegrityError, match="bad.npz: checkpoint is not valid"):
         toys.run(prob, "fedavg", rounds=4, seed=0, lr=0.1, resume=bad)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files
