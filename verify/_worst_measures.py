@@ -33,7 +33,7 @@ from boundlab.errors import DomainError
 
 from .compare import trace_diverged
 
-__all__ = ["MEASURES"]
+__all__ = ["MEASURES", "zeta_of", "instance_constants", "check_constants"]
 
 _FAIL = {"ratio": -math.inf}
 
@@ -65,13 +65,93 @@ def _instance_record(prob, x0, **run):
             "x0": np.asarray(x0).tolist(), "run": run}
 
 
-def _rebuild(data):
+def zeta_of(A, c, p) -> float:
+    """zeta = max_i ||A_i (c_i - c_bar)||, c_bar = sum_i p_i c_i: the dissimilarity of
+    quadratic clients with identical Hessians (exact for all x)."""
+    cbar = p @ c
+    return float(np.max(np.linalg.norm(np.einsum("nij,nj->ni", A, c - cbar), axis=1)))
+
+
+#: relative tolerance of a saved instance's constants against its matrices
+RTOL = 1e-9
+
+
+def instance_constants(prob, x0) -> dict:
+    """The constants of a quadratic instance, recomputed from its matrices: L (largest
+    eigenvalue of the A_i), mu (smallest), Gamma, zeta (None unless every client has the same
+    Hessian), D = D0 = ||x_0 - x*||, S = sum p_i^2, M = n_clients, dim."""
+    shared = bool(np.all(prob.A == prob.A[:1]))
+    D = float(np.linalg.norm(np.asarray(x0, dtype=float) - prob.x_star))
+    return {"L": float(prob.eigs.max()), "mu": float(prob.eigs.min()),
+            "Gamma": float(prob.Gamma), "zeta": zeta_of(prob.A, prob.c, prob.p) if shared
+            else None, "D": D, "D0": D, "S": float(np.sum(prob.p ** 2)),
+            "M": prob.n_clients, "n_clients": prob.n_clients, "dim": prob.dim}
+
+
+def check_constants(data, prob, x0, path, family=None) -> None:
+    """Refuse (IntegrityError naming the constant, the claimed and the recomputed value) a
+    saved instance whose run setting or parameters claim constants its matrices do not
+    have: an exact constant off by more than :data:`RTOL` (relative), an eigenvalue above the
+    claimed L or below the claimed mu, or a zeta claimed for clients with different Hessians."""
+    from boundlab.errors import IntegrityError
+
+    have = instance_constants(prob, x0)
+    claims = [(f"instance.run.cfg.{k}", k, v) for k, v in data["instance"]["run"]["cfg"].items()]
+    claims += [(f"params.{k}", k, v) for k, v in data["params"].items()]
+    if family is not None:  # what the replay will evaluate the bound at
+        claims += [(f"the family's {k}", k, v) for k, v in (
+            ("L", family.L), ("mu", family.mu), (family.heterogeneity, family.value),
+            ("D", family.D), ("n_clients", family.n_clients), ("dim", family.dim))]
+    for field, name, claimed in claims:
+        if name not in have or isinstance(claimed, list):
+            continue
+        real = have[name]
+        if real is None:
+            raise IntegrityError(path, field, "a zeta claimed for clients with identical "
+                                 "Hessians", "the matrices A_i differ")
+        tol = RTOL * max(abs(real), abs(claimed))
+        if name == "L":
+            ok, what = real <= claimed + tol, "its largest eigenvalue"
+        elif name == "mu":
+            ok, what = real >= claimed - tol, "its smallest eigenvalue"
+        else:
+            ok, what = abs(real - claimed) <= tol, "recomputed from its matrices"
+        if not ok:
+            raise IntegrityError(path, field, "constants the instance has",
+                                 f"{name} is {claimed!r} in the file, {what} is {real!r}",
+                                 header=f"{name} does not match the matrices")
+
+
+def _rebuild(data, path="saved instance"):
     import toys
+    from boundlab.errors import IntegrityError
 
     inst = data["instance"]
-    prob = toys.Quadratic(np.array(inst["A"]), np.array(inst["c"]),
-                          weights=np.array(inst["weights"]), name="replayed instance")
-    return prob, np.array(inst["x0"]), inst["run"]
+    try:
+        prob = toys.Quadratic(np.array(inst["A"], dtype=float), np.array(inst["c"], dtype=float),
+                              weights=np.array(inst["weights"], dtype=float),
+                              name="replayed instance")
+    except DomainError as exc:
+        raise IntegrityError(path, "instance", "a valid quadratic instance", str(exc)[:200]) \
+            from None
+    x0 = np.array(inst["x0"], dtype=float)
+    check_constants(data, prob, x0, path)
+    return prob, x0, inst["run"]
+
+
+def _replayed(measure, bound, data, path):
+    """(problem, x0, run, cfg) of a saved instance whose constants (as claimed and as the
+    replay uses them) are the ones its matrices have."""
+    from boundlab.errors import IntegrityError
+
+    prob, x0, run = _rebuild(data, path)
+    try:
+        cfg = measure.config(bound, run["cfg"])
+    except DomainError as exc:
+        raise IntegrityError(path, "instance.run.cfg", "a valid run setting",
+                             str(exc)[:200]) from None
+    check_constants(data, prob, x0, path, cfg["family"])
+    return prob, x0, run, cfg
 
 
 class _Drift:
@@ -121,9 +201,13 @@ class _Drift:
                   "M": prob.n_clients, "L": fam.L, "zeta": fam.value}
         return _finish(bound, lhs, params, _instance_record(prob, x0, eta=eta, cfg=cfg["public"]))
 
-    def replay(self, bound, data):
-        prob, x0, run = _rebuild(data)
-        cfg = self.config(bound, run["cfg"])
+    def replay(self, bound, data, path="saved instance"):
+        prob, x0, run, cfg = _replayed(self, bound, data, path)
+        if "eta" not in run:
+            from boundlab.errors import IntegrityError
+
+            raise IntegrityError(path, "instance.run.eta", "the step size of the run",
+                                 "it is missing")
         return _strip(self._measure(bound, cfg, prob, x0, run["eta"]))
 
 
@@ -185,9 +269,9 @@ class _Contraction:
                   "gamma": gamma}
         return _finish(bound, tr.gap[1:], params, _instance_record(prob, x0, cfg=cfg["public"]))
 
-    def replay(self, bound, data):
-        prob, x0, run = _rebuild(data)
-        return _strip(self._measure(bound, self.config(bound, run["cfg"]), prob, x0))
+    def replay(self, bound, data, path="saved instance"):
+        prob, x0, run, cfg = _replayed(self, bound, data, path)
+        return _strip(self._measure(bound, cfg, prob, x0))
 
 
 class _Corollary:
@@ -235,9 +319,9 @@ class _Corollary:
                   "rho_tilde": float(tr.rho_tilde), "D0": fam.D, "gamma": gamma}
         return _finish(bound, tr.gap[-1], params, _instance_record(prob, x0, cfg=cfg["public"]))
 
-    def replay(self, bound, data):
-        prob, x0, run = _rebuild(data)
-        return _strip(self._measure(bound, self.config(bound, run["cfg"]), prob, x0))
+    def replay(self, bound, data, path="saved instance"):
+        prob, x0, run, cfg = _replayed(self, bound, data, path)
+        return _strip(self._measure(bound, cfg, prob, x0))
 
 
 def _strip(out):

@@ -247,7 +247,8 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
                   diverged=[_trace_diverged(tr) for tr in traces])
 
 
-def check_log(bound, log, params=None, *, columns=None, level: float = 0.95):
+def check_log(bound, log, params=None, *, columns=None, level: float = 0.95,
+              max_bytes: int | None = None):
     """Judge ``bound`` on a recorded run: a per-round log (path to CSV / Parquet / JSON, a
     DataFrame or a dict of columns) with a ``round`` column, an optional ``seed`` column, and
     either the bound's ``lhs`` column or the columns :data:`LHS` derives it from.
@@ -257,6 +258,13 @@ def check_log(bound, log, params=None, *, columns=None, level: float = 0.95):
     e.g. ``{"gap": "train_gap"}``. Preconditions are always checked. Returns the same frame as
     :func:`check`.
 
+    The log is untrusted data and is judged only when whole (``verify._log_check``): every
+    seed with rounds 0..R exactly once, integer seeds, numbers in the measured columns, finite
+    unless the run diverged (then the verdict is ``diverged``), and ``params`` that do not
+    contradict it (``T`` = R, ``D`` >= sqrt(dist2_0), ...); ``T`` defaults to R. A file is read
+    up to ``max_bytes`` (default 256 MiB). Anything else is a boundlab error naming the file,
+    the column or parameter and the value.
+
     >>> import boundlab
     >>> log = {"round": [0, 1, 2], "shadow_gap": [0.3, 0.1, float("nan")]}
     >>> check_log("drift.plateau_finite", log, dict(D=1.0, eta=0.1, tau=2, T=2, L=1.0,
@@ -265,17 +273,15 @@ def check_log(bound, log, params=None, *, columns=None, level: float = 0.95):
     """
     from toys.engine.trace_io import read_log
 
+    from . import _log_check
+
     bound = _bound(bound)
-    frame = read_log(log)
-    if columns:
-        missing = [v for v in columns.values() if v not in frame.columns]
-        if missing:
-            raise UnknownNameError("column of the log", missing[0], list(frame.columns))
-        frame = frame.rename(columns={v: k for k, v in columns.items()})
-    if "seed" not in frame.columns:
-        frame["seed"] = 0
-    logs = [g.sort_values("round") for _, g in frame.groupby("seed", sort=True)]
-    return _judge(bound, logs, {}, {}, params, level, problem="log", algorithm="log")
+    q = _quantity(bound)
+    frame = _log_check.rename(read_log(log, max_bytes=max_bytes), columns)
+    _need_columns(q, frame, bound)
+    table = {**HYPER["default"], **HYPER.get(bound.family, {})}
+    logs, derived = _log_check.prepare(bound, q, frame, params, table)
+    return _judge(bound, logs, {}, derived, params, level, problem="log", algorithm="log")
 
 
 # ------------------------------------------------------------------------------ internals
@@ -295,11 +301,7 @@ def _columns(q: Quantity, log, bound) -> dict:
     cols = {"round": log["round"].to_numpy(dtype=int)}
     if bound.lhs in log.columns:
         return {**cols, "_lhs": log[bound.lhs].to_numpy(dtype=float)}
-    missing = [c for c in q.columns if c not in log.columns]
-    if missing:
-        raise UnknownNameError(f"column of the log for {bound.lhs!r} ({q.doc}); needs "
-                               f"{', '.join(q.columns)} or a column {bound.lhs!r}", missing[0],
-                               list(log.columns))
+    _need_columns(q, log, bound)
     for c in set(q.columns) | {"gap", "rho_min", "rho_star", "kappa_min"}:
         if c in log.columns:
             cols[c] = log[c].to_numpy(dtype=float)
@@ -309,6 +311,14 @@ def _columns(q: Quantity, log, bound) -> dict:
                           f"measured values ({bound.lhs} = {q.doc}; a Trace records it with "
                           "record='round' or 'step')")
     return cols
+
+
+def _need_columns(q: Quantity, log, bound) -> None:
+    missing = [] if bound.lhs in log.columns else [c for c in q.columns if c not in log.columns]
+    if missing:
+        raise UnknownNameError(f"column of the log for {bound.lhs!r} ({q.doc}); needs "
+                               f"{', '.join(q.columns)} or a column {bound.lhs!r}", missing[0],
+                               list(log.columns))
 
 
 def _measure(q: Quantity, cols: dict, bound):

@@ -54,7 +54,8 @@ from boundlab.errors import DomainError, UnknownNameError
 
 from . import _worst_measures as measures
 
-__all__ = ["Family", "WorstInstance", "worst_instance", "replay", "supported", "DEFAULT_BUDGET"]
+__all__ = ["Family", "WorstInstance", "worst_instance", "replay", "load", "supported",
+           "DEFAULT_BUDGET"]
 
 #: default number of instance evaluations
 DEFAULT_BUDGET = 300
@@ -145,8 +146,7 @@ class Family:
         if self.heterogeneity == "Gamma":
             g = float(prob.Gamma)
             return math.sqrt(self.value / g) if g > 0 else 1.0
-        cbar = p @ off
-        zeta = float(np.max(np.linalg.norm(np.einsum("nij,nj->ni", A, off - cbar), axis=1)))
+        zeta = measures.zeta_of(A, off, p)
         return self.value / zeta if zeta > 0 else 1.0
 
 
@@ -193,12 +193,18 @@ class WorstInstance:
         return json.loads(json.dumps(d, default=_plain))
 
     def save(self, path) -> str:
-        """Write the instance as JSON (atomically); returns the path. :func:`replay` reads it."""
-        from boundlab.io import atomic_write_text
+        """Write the instance as sealed JSON (atomically; ``verify._worst_file`` says what the
+        seal binds); returns the path. :func:`replay` reads it."""
+        from boundlab.io import atomic_write_text, check_replaceable
+
+        from . import _worst_file
 
         path = pathlib.Path(path)
+        check_replaceable(path, "save", _worst_file.looks_ours, "a worst instance boundlab "
+                          "saved")
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        doc = _worst_file.seal_document(self.to_dict())
+        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
         self.path = str(path)
         return self.path
 
@@ -314,7 +320,7 @@ def worst_instance(bound, family: str = "quadratic", *, budget: int = DEFAULT_BU
                       params={k: _num(v) for k, v in best["params"].items()},
                       instance=best["instance"], trace=np.asarray(ratios), evaluations=len(ratios),
                       seconds=time.perf_counter() - t0, seed=int(seed), budget=int(budget),
-                      how=measure.how, extra={"setting": cfg["public"]})
+                      how=measure.how, extra={"setting": cfg["public"], "lhs": bound.lhs})
     if save is not None and (w.verdict == "VIOLATED" or (setting or {}).get("save_always")):
         w.save(save)
     return w
@@ -335,14 +341,31 @@ def _num(v):
     return float(a) if a.ndim == 0 else a.tolist()
 
 
+def load(path) -> dict:
+    """The plain data of a saved instance, validated (types, shapes, size bounds) and its seal
+    checked, or :class:`~boundlab.errors.IntegrityError` naming the file and the field."""
+    from . import _worst_file
+
+    return _worst_file.load(path)
+
+
 def replay(path, bound=None) -> dict:
     """Re-run a saved instance; returns ``{"ratio", "lhs", "rhs", "params"}`` measured anew.
 
-    ``bound``: the bound (default: the saved id looked up in the catalogue); the instance, the
-    run's setting and the fixed constants come from the file.
+    ``bound``: the bound (default: the saved id looked up in the catalogue), of the same kind
+    of left-hand side as the saved one; the instance, the run's setting and the fixed
+    constants come from the file (:func:`load`). The constants are recomputed from the
+    instance's matrices (``_worst_measures.check_constants``): a file whose L, mu, zeta,
+    Gamma, D, ... are not those of its matrices is refused (IntegrityError naming the
+    constant, the claimed and the recomputed value).
     """
     import boundlab
 
-    data = json.loads(pathlib.Path(path).read_text())
+    data = load(path)
     bound = _resolve(bound if bound is not None else boundlab.get(data["bound_id"]))
-    return measures.MEASURES[bound.lhs].replay(bound, data)
+    saved = measures.MEASURES.get(data["extra"]["lhs"])
+    measure = measures.MEASURES[bound.lhs]
+    if saved is None or type(saved) is not type(measure):
+        raise DomainError("bound", bound.id, "a bound measured like the saved one "
+                          f"({data['extra']['lhs']!r}); {bound.id} measures {bound.lhs!r}")
+    return measure.replay(bound, data, str(path))

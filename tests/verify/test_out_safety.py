@@ -133,3 +133,30 @@ def test_checkpoint_path_never_overwrites_a_users_file(tmp_path):
     for _ in range(2):  # its own checkpoint: replaced
         toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, checkpoint=ck, checkpoint_every=1)
     toys.run(prob, "fedavg", rounds=2, seed=0, lr=0.1, resume=ck)
+
+
+def test_worst_instance_save_and_write_log_never_overwrite_a_users_file(tmp_path):
+    import boundlab
+    import toys
+    import verify
+    from toys.engine.trace_io import write_log
+
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"my": "data"}')
+    w = verify.worst_instance(boundlab.get("drift.client_drift"), "quadratic", budget=10)
+    with pytest.raises(DomainError, match="did not write it"):
+        w.save(mine)
+    assert mine.read_text() == '{"my": "data"}'
+    ours = tmp_path / "w.json"
+    w.save(ours)
+    w.save(ours)  # its own instance: replaced
+    tr = toys.run(toys.quadratic(3, 2, seed=0), "fedavg", rounds=2, seed=0, lr=0.1)
+    for suffix in ("csv", "json"):
+        f = tmp_path / f"log.{suffix}"
+        f.write_text("mine")
+        with pytest.raises(DomainError, match="did not write it"):
+            write_log(tr, f)
+        assert f.read_text() == "mine"
+        g = tmp_path / f"ours.{suffix}"
+        write_log(tr, g)
+        write_log(tr, g)

@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from boundlab.errors import DomainError
-from boundlab.io import atomic_path
+from boundlab.io import atomic_path, check_replaceable
 
 __all__ = ["to_log", "write_log", "read_log", "FORMATS"]
 
@@ -78,6 +78,7 @@ def write_log(trace_or_frame, path, p=None) -> str:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise DomainError("path", path, "a file in an existing directory")
+    check_replaceable(path, "path", _log_of_ours, "a run log boundlab wrote")
     with atomic_path(path) as tmp:
         if kind == "parquet":
             frame.to_parquet(tmp, index=False)
@@ -88,10 +89,14 @@ def write_log(trace_or_frame, path, p=None) -> str:
     return path
 
 
-def read_log(source):
+def read_log(source, *, max_bytes: int | None = None):
     """A per-round log as a DataFrame: a path (CSV, Parquet, JSON) or a frame / dict of columns.
 
-    Requires a ``round`` column of integers >= 0.
+    The log is untrusted data (``toys.engine._log_schema`` says what is checked): a file of
+    at most ``max_bytes`` (default :data:`~toys.engine._log_schema.MAX_LOG_BYTES`, 256 MiB),
+    strictly parsed; a ``round`` column of integers in 0..1e9, an optional ``seed`` column of
+    integers, and for each seed every round 0..R exactly once. Errors name the file, the
+    column and the value. ``frame.attrs["source"]`` names where the log came from.
 
     >>> read_log({"round": [0, 1], "gap": [1.0, 0.5]})["gap"].tolist()
     [1.0, 0.5]
@@ -100,37 +105,57 @@ def read_log(source):
     ...
     boundlab.errors.DomainError: columns of the log = 'gap' is outside its domain: a table with a \
 'round' column
+    >>> read_log({"round": [0, 2], "gap": [1.0, 0.5]})
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: log: column 'round' = 'rounds 0..2' is outside its domain: \
+every round 0..2 (round 1 is missing)
     """
     import pandas as pd
 
+    from . import _log_schema as schema
+
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise DomainError("log", path, "an existing CSV, Parquet or JSON file")
-        kind = _kind(path)
-        try:
-            if kind == "parquet":
-                frame = pd.read_parquet(path)
-            elif kind == "json":
-                frame = _read_json(path)
-            else:
-                frame = pd.read_csv(path)
-        except (ValueError, OSError) as exc:
-            raise DomainError("log", path, f"a readable {kind} table", str(exc)[:120]) from None
+        frame = _read_file(path, schema.MAX_LOG_BYTES if max_bytes is None else max_bytes)
+        where = path
     elif isinstance(source, pd.DataFrame):
-        frame = source.copy()
+        frame, where = source.copy(), "log"
     elif isinstance(source, dict):
-        frame = pd.DataFrame(source)
+        try:
+            frame = pd.DataFrame(source)
+        except (ValueError, TypeError) as exc:
+            raise DomainError("log", "a dict", "columns of equal length", str(exc)[:120]) \
+                from None
+        where = "log"
     else:
         raise DomainError("log", type(source).__name__, "a path, a pandas DataFrame or a dict")
-    if "round" not in frame.columns:
-        raise DomainError("columns of the log", ", ".join(map(str, list(frame.columns)[:8])),
-                          "a table with a 'round' column")
-    r = pd.to_numeric(frame["round"], errors="coerce").to_numpy(dtype=float)
-    if not np.all(np.isfinite(r) & (r >= 0) & (r == np.floor(r))):
-        raise DomainError("round", frame["round"].tolist()[:5], "integers >= 0")
-    frame["round"] = r.astype(int)
+    if not all(isinstance(c, str) for c in frame.columns) or frame.columns.duplicated().any():
+        raise DomainError(f"{where}: columns", list(map(str, frame.columns))[:8],
+                          "distinct column names (strings)")
+    frame = schema.check_frame(frame, where)
+    frame.attrs["source"] = where
     return frame
+
+
+def _read_file(path: str, max_bytes: int):
+    from boundlab.errors import BoundlabError
+    from boundlab.integrity import read_bounded
+
+    from . import _log_schema as schema
+
+    if not os.path.isfile(path):
+        raise DomainError("log", path, "an existing CSV, Parquet or JSON file")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise DomainError("max_bytes", max_bytes, "a positive integer (bytes)")
+    kind = _kind(path)
+    try:
+        data = read_bounded(path, max_bytes, "log")
+    except BoundlabError as exc:
+        raise DomainError("log", path, f"a readable file of at most {max_bytes} bytes "
+                          "(read_log(..., max_bytes=) raises the limit)", str(exc)[-120:]) \
+            from None
+    return schema.parse(data, kind, path, max_bytes)
 
 
 def _kind(path: str) -> str:
@@ -157,17 +182,9 @@ def _write_json(frame, path) -> None:
         json.dump(rows, fh, allow_nan=False)
 
 
-def _read_json(path):
-    import pandas as pd
+def _log_of_ours(path, head: bytes) -> bool:
+    """Whether an existing file is a log boundlab wrote (its first column is ``round``), so
+    :func:`write_log` may replace it; a user's own file never is."""
+    from .trace import _table_of_ours
 
-    with open(path) as fh:
-        rows = json.load(fh)
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise ValueError("expected a list of row objects")
-    frame = pd.DataFrame(rows)
-    for c in frame.columns:
-        try:
-            frame[c] = pd.to_numeric(frame[c])
-        except (ValueError, TypeError):
-            pass
-    return frame
+    return head.startswith(b'[{"round"') or _table_of_ours(path, head)
