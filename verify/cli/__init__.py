@@ -30,7 +30,7 @@ import sys
 __all__ = ["main", "build_parser", "UsageError"]
 
 # command groups, in --help order: verify.cli.<name>_cmd
-_GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "verify", "reproduce")
+_GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "falsify", "verify", "reproduce")
 # their one-line help, shown by `boundlab --help` without importing the group
 _HELP = {
     "bounds": "list, show and evaluate catalogue bounds",
@@ -38,6 +38,7 @@ _HELP = {
     "run": "simulate one algorithm on one toy problem",
     "sweep": "run an algorithm over a grid of settings x seeds",
     "tightness": "bound vs exact worst case (PEP): the bracket [B/UB, B/LB]",
+    "falsify": "try to break a bound: worst instance found, replayed on the engine",
     "verify": "run every check: theory vs measured (the main job)",
     "reproduce": "reproduce the papers' experiments beside their numbers",
 }

@@ -1,0 +1,97 @@
+"""Benchmark: instance evaluations per second of the falsification search (issue 21, item 5).
+
+Before: :func:`verify.worst_instance` (one ``toys.run`` per instance). After: the batched
+engine of :func:`verify.falsify` (a whole population per run), at the same sizes (3 clients,
+dimension 2, tau = 10 local steps, T = 20 rounds: the worst-instance search of
+``drift.fedavg_convex``), then :func:`verify.falsify` end to end on a user bound of gradient
+descent. Prints the load average: timings on a loaded machine are not comparable.
+
+Run: ``python -m benchmarks falsify [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+
+
+def _load() -> str:
+    try:
+        return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:  # pragma: no cover - no getloadavg on this platform
+        return "load average n/a"
+
+
+def before(budget: int) -> float:
+    import verify
+
+    verify.worst_instance("drift.fedavg_convex", budget=10)  # warm-up: imports
+    t0 = time.perf_counter()
+    w = verify.worst_instance("drift.fedavg_convex", budget=budget, seed=1)
+    rate = w.evaluations / (time.perf_counter() - t0)
+    print(f"before  worst_instance(drift.fedavg_convex)  {w.evaluations:6d} evaluations  "
+          f"{rate:9.1f} / s")
+    return rate
+
+
+def after(population: int, repeats: int) -> float:
+    import boundlab
+    from verify.falsify.engine import run_batched
+    from verify.falsify.families import Spec, get_family
+    from verify.falsify.judge import judge
+
+    bound = boundlab.get("drift.fedavg_convex")
+    spec = Spec(L=1.0, mu=0.0, D=1.0, n_clients=3, dim=2)
+    fam = get_family("quadratic")
+    rng = np.random.default_rng(0)
+    scal = {"D": 1.0, "tau": 10, "T": 20, "sigma": 0.0, "M": 3, "L": 1.0, "zeta": 0.5}
+    n, t0 = 0, time.perf_counter()
+    for _ in range(repeats):
+        Z = rng.uniform(-1, 1, (population, fam.n_vars(spec)))
+        eta = 0.25 * 20.0 ** (-rng.uniform(0, 1, population))
+        st = fam.stack(Z, spec)
+        q = run_batched(st, st.x0, eta, rounds=20, tau=10)
+        judge(bound, q, scal, {"eta": eta})
+        n += population
+    rate = n / (time.perf_counter() - t0)
+    print(f"after   batched engine, population {population:5d}       {n:6d} evaluations  "
+          f"{rate:9.1f} / s")
+    return rate
+
+
+def end_to_end(budget: int) -> float:
+    import boundlab
+    import verify
+    from boundlab import Bound, make_params, sym
+
+    L, D, T = sym("L"), sym("D"), sym("T")
+    b = Bound(id="bench.gd_last", source="benchmark", expr=L * D**2 / (8 * T),
+              params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+    boundlab.register(b, algorithm="gd", function_class="smooth-convex")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = verify.falsify(b.id, budget=budget, eta=1.0, exact=False,
+                               families=["quadratic", "huber", "softplus"])
+    finally:
+        boundlab.unregister(b.id)
+    rate = r.evaluations / r.seconds
+    print(f"after   falsify(GD L D^2/(8T)), batched families {r.evaluations:6d} evaluations  "
+          f"{rate:9.1f} / s  ({r.verdict}, worst ratio {r.worst_ratio:.4f})")
+    return rate
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks falsify")
+    ap.add_argument("--quick", action="store_true", help="small budgets (a smoke run)")
+    args = ap.parse_args(argv)
+    print(f"== falsify search speed ({_load()}, {os.cpu_count()} CPUs)")
+    b = before(40 if args.quick else 200)
+    a = after(256 if args.quick else 1024, 1 if args.quick else 4)
+    end_to_end(200 if args.quick else 4000)
+    print(f"speed-up of the batched engine: {a / b:.0f}x (target 50x)   {_load()}")
+    return 0

@@ -1,0 +1,91 @@
+"""``boundlab falsify``: try to break a bound; a VIOLATED verdict comes with a replayed instance.
+
+Usage::
+
+    boundlab falsify ID [name=value ...] [--budget N] [--seed S] [--families a,b]
+                        [--no-exact] [--save PATH] [--json]
+
+``name=value`` sets constants and run settings (``L``, ``mu``, ``D``, ``T``, ``eta``,
+``n_clients``, ``dim``, local steps) or values of the bound's other parameters; see
+:func:`verify.falsify`. A user bound is available through ``boundlab.register`` in a plug-in
+(entry-point group ``boundlab.bounds``).
+
+Exit status: 0 the bound holds on every instance tried, or is not applicable; 1 VIOLATED (an
+instance replayed on the engine measured a ratio above 1) or an error of the search; 2 bad
+input (one ``error:`` line).
+
+Example
+-------
+>>> from verify.cli import main
+>>> main(["falsify", "contraction.lemma_a3", "--json"])  # doctest: +ELLIPSIS
+{"bound_id": "contraction.lemma_a3", "verdict": "not-applicable", ...}
+0
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add the ``falsify`` command to the CLI's subparsers."""
+    p = sub.add_parser(
+        "falsify", help="try to break a bound: worst instance found, replayed on the engine",
+        description="Search every family of the bound's function class (and its exact worst "
+                    "case, where a PEP model exists) for the instance of largest measured / "
+                    "bound. VIOLATED is reported only with an instance replayed on toys.run.")
+    p.add_argument("id", help="bound id (catalogue or registered)")
+    p.add_argument("assignments", nargs="*", metavar="name=value",
+                   help="constants and run settings, e.g. L=1 D=1 eta=1 T=8")
+    p.add_argument("--budget", type=int, default=None, help="instance evaluations (>= 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
+    p.add_argument("--families", default=None, metavar="a,b",
+                   help="search only these families (default: all of the class)")
+    p.add_argument("--no-exact", action="store_true", help="skip the exact worst case (PEP)")
+    p.add_argument("--save", default=None, metavar="PATH", help="write the result as JSON")
+    p.add_argument("--json", action="store_true", help="machine-readable output (strict JSON)")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    import warnings
+
+    import verify
+    from verify.cli.bounds_cmd import parse_assignments
+    from verify.falsify.api import DEFAULT_BUDGET
+
+    setting = parse_assignments(args.assignments)
+    fams = None if args.families is None else [f for f in args.families.split(",") if f]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = verify.falsify(args.id, budget=DEFAULT_BUDGET if args.budget is None
+                             else args.budget, seed=args.seed, families=fams,
+                             exact=not args.no_exact, save=args.save, **setting)
+    if args.json:
+        print(json.dumps(res.to_dict(), allow_nan=False))
+    else:
+        print(_text(res))
+    return 1 if res.verdict in ("VIOLATED", "error") else 0
+
+
+def _text(res) -> str:
+    lines = [f"{res.bound_id}: {res.verdict}" + (f" ({res.reason})" if res.reason else "")]
+    if res.instance is not None:
+        i = res.instance
+        lines.append(f"  worst ratio {res.worst_ratio:.6g} ({res.orientation}), replayed on "
+                     f"toys.run: family {i.family}, {i.run}")
+    if res.exact is not None:
+        e = res.exact
+        up = "n/a" if e.get("upper") is None else f"{e['upper']:.6g}"
+        lines.append(f"  exact worst case (PEP) / bound: lower {e['lower']:.6g}, upper {up} "
+                     f"at T={e['T']}, eta={e['eta']:.6g}")
+    elif res.exact_reason:
+        lines.append(f"  exact: none ({res.exact_reason})")
+    if res.per_family:
+        lines.append("  per family: " + ", ".join(f"{k} {v:.4g}" for k, v in
+                                                  res.per_family.items()))
+    lines.append(f"  {res.evaluations} evaluations in {res.seconds:.2f} s")
+    lines.extend(f"  note: {n}" for n in res.notes)
+    return "\n".join(lines)

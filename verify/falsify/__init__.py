@@ -1,0 +1,20 @@
+"""Try to break a bound: :func:`falsify` searches every family of the bound's function class
+(batched runs), adds the exact worst case (PEP) where a model exists and turns it into a
+concrete instance, and returns a :class:`Falsification` whose ``VIOLATED`` verdict always comes
+with an instance that :meth:`Instance.replay` re-runs on the real engine (``toys.run``).
+
+Layout: ``families/`` (one module per search family, a registry and its protocol),
+``plan.py`` (what runs, from the bound's registration), ``engine.py`` (the batched runs),
+``search.py`` (the population search), ``pep.py`` and ``interpolate.py`` (the exact worst case
+and the function interpolating it), ``api.py`` (the entry point and its results).
+"""
+
+__all__ = ["falsify", "Falsification", "Instance"]
+
+
+def __getattr__(name):
+    if name in __all__:  # lazy: scipy, toys and PEPit load on first use
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'verify.falsify' has no attribute {name!r}")

@@ -1,0 +1,347 @@
+"""``verify.falsify``: try to break a bound, and return a replayable verdict.
+
+:func:`falsify` reads what to run from the bound's registration (:mod:`verify.falsify.plan`),
+searches every family of its function class with batched runs (:mod:`verify.falsify.search`),
+solves the exact worst case where a PEP model exists (:mod:`verify.falsify.pep`) and turns a
+PEP worst case above the bound into a concrete function (:mod:`verify.falsify.interpolate`).
+Every ratio it reports as VIOLATED was measured by a run of the real engine (``toys.run``) on a
+concrete problem: :meth:`Instance.replay` runs it again. Catalogue bounds (no registration)
+are searched by :func:`verify.worst_instance` (quadratics) where it measures their ``lhs``.
+
+Example
+-------
+>>> import boundlab, verify
+>>> from boundlab import Bound, Precondition, make_params, sym
+>>> L, D, T = sym("L"), sym("D"), sym("T")
+>>> wrong = Bound(id="mine.gd_last", source="my note", expr=L * D**2 / (8 * T),
+...               params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+>>> _ = boundlab.register(wrong, algorithm="gd", function_class="smooth-convex")
+>>> res = verify.falsify("mine.gd_last", budget=200, eta=1.0)
+>>> res.verdict, res.worst_ratio > 1, res.instance.replay() > 1
+('VIOLATED', True, True)
+>>> _ = boundlab.unregister("mine.gd_last")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from boundlab.errors import DomainError, UnknownNameError
+
+from . import pep as _pep
+from .plan import NotApplicable, make_plan
+
+__all__ = ["falsify", "Falsification", "Instance", "TOL", "DEFAULT_BUDGET", "ORIENTATION"]
+
+#: a replayed ratio above 1 + TOL is VIOLATED (floating point and PEP solver accuracy)
+TOL = 1e-6
+DEFAULT_BUDGET = 2000
+ORIENTATION = "measured / bound (> 1: the bound is violated)"
+_SETTING = ("L", "mu", "D", "n_clients", "M", "dim", "T", "tau", "E", "K", "I", "eta", "lr",
+            "gamma", "rounds", "zeta", "Gamma", "value", "prox", "beta")  # the last: catalogue
+_INTEGERS = ("n_clients", "M", "dim", "T", "tau", "E", "K", "I", "rounds")
+_PEP_T_MAX = 16
+
+
+@dataclass
+class Instance:
+    """A concrete problem, start and run: :meth:`replay` re-runs it on ``toys.run``.
+
+    ``family`` names the search family (its ``data`` hold the search point and the
+    :class:`~verify.falsify.families.Spec`), ``"pep-interpolation"`` (``data`` hold the PEP's
+    points, gradients and values) or ``"worst.quadratic"`` (a :func:`verify.worst_instance`
+    record); ``run`` the settings (rounds, local steps, step size); ``ratio`` as measured when
+    it was found.
+    """
+
+    bound_id: str
+    family: str
+    data: dict
+    run: dict
+    ratio: float
+    lhs: float
+    rhs: float
+    plan: object = field(default=None, repr=False, compare=False)
+
+    def problem(self):
+        """``(toys problem, x0)`` of this instance."""
+        from .families import Spec, get_family
+        from .interpolate import Interpolated
+
+        if self.family == "pep-interpolation":
+            d = self.data
+            prob = Interpolated(np.array(d["points"]), np.array(d["grads"]),
+                                np.array(d["values"]), L=d["L"], mu=d["mu"])
+            return prob, np.array(d["points"][1])
+        return get_family(self.family).build(np.array(self.data["z"]),
+                                             Spec(**self.data["spec"]))
+
+    def replay(self) -> float:
+        """Re-run the instance on the real engine; returns the measured ratio."""
+        return self.measure()[0]
+
+    def measure(self) -> tuple:
+        """Re-run the instance on the real engine: ``(ratio, measured LHS, bound RHS)``."""
+        if self.family == "worst.quadratic":
+            import boundlab
+            from verify._worst_measures import MEASURES
+
+            bound = boundlab.get(self.bound_id)
+            out = MEASURES[bound.lhs].replay(bound, self.data)
+            return float(out["ratio"]), float(out["lhs"]), float(out["rhs"])
+        from .search import run_instance
+
+        prob, x0 = self.problem()
+        r = self.run
+        return run_instance(self.plan, prob, x0, r["rounds"], r["local_steps"], r["lr"])
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in ("bound_id", "family", "data", "run", "ratio", "lhs",
+                                          "rhs")}
+        return json.loads(json.dumps(d, default=_plain, allow_nan=True))
+
+
+@dataclass
+class Falsification:
+    """The result of :func:`falsify` (see its docstring for each field)."""
+
+    bound_id: str
+    verdict: str
+    reason: str = ""
+    worst_ratio: float = float("nan")
+    orientation: str = ORIENTATION
+    instance: Instance | None = None
+    exact: dict | None = None
+    exact_reason: str = ""
+    evaluations: int = 0
+    seconds: float = 0.0
+    per_family: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    tolerance: float = TOL
+
+    def to_dict(self) -> dict:
+        """Plain data (strict JSON: non-finite numbers as strings)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["instance"] = None if self.instance is None else self.instance.to_dict()
+        return _strict(json.loads(json.dumps(d, default=_plain)))
+
+    def save(self, path) -> str:
+        """Write :meth:`to_dict` as JSON, atomically; returns the path."""
+        from boundlab.io import atomic_write_text
+
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        return str(path)
+
+
+def _plain(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.floating, np.integer, np.bool_)):
+        return v.item()
+    return str(v)
+
+
+def _strict(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _strict(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_strict(x) for x in v]
+    return v
+
+
+def _check_inputs(bound, budget, seed, families, setting):
+    import boundlab
+
+    if isinstance(bound, str):
+        bound = boundlab.get(bound)
+    if not hasattr(bound, "lhs") or not hasattr(bound, "evaluate"):
+        raise DomainError("bound", bound, "a boundlab.Bound or a bound id")
+    for name, v, lo in (("budget", budget, 10), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise DomainError(name, v, f"integer >= {lo}")
+    if families is not None:
+        from .families import family_names
+
+        families = [families] if isinstance(families, str) else list(families)
+        for f in families:
+            if f not in family_names():
+                raise UnknownNameError("search family", f, family_names())
+    names = set(bound.params) | set(bound.extra_params)
+    for k, v in setting.items():
+        if k not in _SETTING and k not in names:
+            raise UnknownNameError("falsify setting", k, sorted({*_SETTING, *names}))
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(v)):
+            raise DomainError(k, v, "a finite number")
+        if k in _INTEGERS and (float(v) != int(v) or v < 1):
+            raise DomainError(k, v, "an integer >= 1")
+    return bound, families
+
+
+def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None,
+            exact: bool = True, save=None, **setting) -> Falsification:
+    """Try to break ``bound``: search its class for the instance of largest measured / bound.
+
+    Parameters
+    ----------
+    bound : Bound or str
+        A registered bound (``boundlab.register(b, algorithm=..., function_class=...)``:
+        they decide what runs, see :mod:`verify.falsify.plan`) or a catalogue bound.
+    budget : int
+        Instance evaluations of the search (>= 10), split over families and grids.
+    seed : int
+        Seed of the search (same seed, same result).
+    families : list of str, optional
+        Restrict the search to these families (default: every family of the class).
+    exact : bool
+        Also solve the exact worst case (PEP) where a model exists.
+    save : path, optional
+        Write the result (with the instance) as JSON there.
+    **setting
+        Constants and run settings: ``L``, ``mu``, ``D``, ``n_clients``, ``dim``, ``T``, the
+        local steps, the step size, and values of the bound's other parameters.
+
+    Returns
+    -------
+    Falsification
+        ``verdict`` (``VIOLATED``, ``holds``, ``not-applicable`` with ``reason``, ``error``),
+        ``worst_ratio`` (``orientation``: measured / bound), ``instance`` (replayable),
+        ``exact`` (the PEP bracket divided by the bound: ``lower``, ``upper``; or None with
+        ``exact_reason``), ``evaluations``, ``seconds``. ``VIOLATED`` is only ever reported
+        for an instance whose replay on ``toys.run`` measured a ratio above ``1 + tolerance``.
+    """
+    t0 = time.perf_counter()
+    bound, families = _check_inputs(bound, budget, seed, families, setting)
+    import boundlab
+
+    if not boundlab.registry.is_registered(bound.id):
+        res = _catalogue(bound, budget, seed, setting)
+    else:
+        try:
+            plan = make_plan(bound, setting)
+        except NotApplicable as exc:
+            res = Falsification(bound.id, "not-applicable", reason=str(exc))
+        else:
+            res = _registered(plan, budget, seed, families, exact)
+    res.seconds = time.perf_counter() - t0
+    if save is not None:
+        res.save(save)
+    return res
+
+
+def _registered(plan, budget, seed, names, exact) -> Falsification:
+    from .families import families_for
+    from .search import search
+
+    fams = [f for f in families_for(plan.function_class) if names is None or f.name in names]
+    res = Falsification(plan.bound.id, "holds", notes=list(plan.notes))
+    if not fams:
+        return dataclasses.replace(res, verdict="not-applicable",
+                                   reason=f"no family of {names} is in {plan.function_class}")
+    try:
+        best, res.evaluations, res.per_family = search(plan, fams, budget, seed)
+        if best is not None:
+            run = {"algorithm": "fedavg", "rounds": best.T, "local_steps": best.tau,
+                   "lr": best.eta}
+            data = {"z": best.z.tolist(), "spec": dataclasses.asdict(plan.spec)}
+            res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
+                                    best.lhs, best.rhs, plan)
+        _exact(plan, res, exact)
+    except NotApplicable as exc:  # e.g. no step size satisfies the preconditions
+        return Falsification(plan.bound.id, "not-applicable", reason=str(exc),
+                             evaluations=res.evaluations)
+    except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+        return dataclasses.replace(res, verdict="error", reason=f"{type(exc).__name__}: {exc}")
+    return _conclude(res)
+
+
+def _conclude(res) -> Falsification:
+    if res.instance is None:
+        res.verdict, res.reason = "error", "no instance gave a finite measured / bound"
+        return res
+    inst = res.instance  # the verdict rests on the real engine only: a replayed ratio
+    res.worst_ratio = inst.ratio if inst.family == "pep-interpolation" else inst.replay()
+    res.verdict = "VIOLATED" if res.worst_ratio > 1 + TOL else "holds"
+    return res
+
+
+def _exact(plan, res, wanted) -> None:
+    key = (plan.lhs, plan.algorithm)
+    if not wanted:
+        res.exact_reason = "not requested (exact=False)"
+        return
+    if key not in _pep.MODELS:
+        res.exact_reason = f"no PEP model for lhs={plan.lhs}, algorithm={plan.algorithm}"
+        return
+    names = set(plan.bound.params) | set(plan.bound.extra_params)
+    if names - {"L", "mu", "D", "D0", "R", "T", "eta", "lr", "gamma"} - set(plan.fixed):
+        res.exact_reason = "the bound depends on measured quantities the PEP does not model"
+        return
+    best = None
+    points = [(T, plan.eta_range(T, 1)[1]) for T in plan.T_grid if T <= _PEP_T_MAX]
+    if res.instance is not None and res.instance.run["rounds"] <= _PEP_T_MAX:
+        points.append((res.instance.run["rounds"], res.instance.run["lr"]))  # the search's worst
+    for T, eta in points:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w = _pep.gd_worst_case(plan.lhs, T=T, eta=eta, L=plan.spec.L, mu=plan.spec.mu,
+                                   D=plan.spec.D)
+        B = float(plan.bound.evaluate(**{k: v for k, v in {**plan.scalars(T, 1),
+                                                             plan.step_name: eta}.items()
+                                         if k in names}))
+        lo = w["lower"] / B if B > 0 else math.inf
+        if best is None or lo > best[0]:
+            best = (lo, w, B, T, eta)
+    lo, w, B, T, eta = best
+    upper = w["upper"] / B if B > 0 else math.inf
+    res.exact = {"lower": lo, "upper": None if plan.function_class == "smooth-nonconvex"
+                 else upper, "T": T, "eta": eta, "bound": B, "solver": w["solver"],
+                 "class": plan.function_class}
+    if lo > 1 + TOL:
+        _adopt_pep(plan, res, w, T, eta, lo)
+
+
+def _adopt_pep(plan, res, w, T, eta, lo) -> None:
+    data = {k: w[k] for k in ("points", "grads", "values", "L", "mu")}
+    inst = Instance(plan.bound.id, "pep-interpolation", data,
+                    {"algorithm": "fedavg", "rounds": T, "local_steps": 1, "lr": eta},
+                    math.nan, math.nan, math.nan, plan)
+    inst.ratio, inst.lhs, inst.rhs = inst.measure()  # GD by toys.run on the interpolant
+    res.exact["interpolated_ratio"] = inst.ratio
+    if inst.ratio <= 1 + TOL:
+        res.notes.append(f"the PEP says violated (lower/bound = {lo:.6g}) but the interpolated "
+                         f"instance measured {inst.ratio:.6g}")
+    if res.instance is None or inst.ratio > res.instance.ratio:
+        res.instance = inst
+
+
+def _catalogue(bound, budget, seed, setting) -> Falsification:
+    from verify.worst import supported, worst_instance
+
+    if bound.kind != "upper" or bound.lhs not in supported():
+        return Falsification(bound.id, "not-applicable",
+                             reason=f"catalogue bound with lhs {bound.lhs!r} ({bound.kind}): "
+                                    "judged by its own checks; falsify searches catalogue "
+                                    f"bounds with lhs in {supported()} so far")
+    try:
+        w = worst_instance(bound, budget=int(budget), seed=int(seed), setting=dict(setting))
+    except DomainError as exc:
+        return Falsification(bound.id, "error", reason=str(exc))
+    inst = Instance(bound.id, "worst.quadratic", w.to_dict(), dict(w.extra.get("setting", {})),
+                    w.ratio, w.lhs, w.rhs)
+    res = Falsification(bound.id, "holds", evaluations=w.evaluations, instance=inst,
+                        per_family={"quadratic": w.ratio}, exact_reason="catalogue bounds: "
+                        "see boundlab tightness", notes=[w.how])
+    return _conclude(res)

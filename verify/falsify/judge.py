@@ -1,0 +1,81 @@
+"""measured / bound for a population: one code path for the batched search and the replay.
+
+Orientation: ``ratio = measured LHS / bound RHS`` (> 1: the bound is violated). A bound
+``<= 0`` where the measured side is positive gives ``ratio = inf`` (VIOLATED, not an error);
+both sides zero give 0. A non-finite measurement (a diverged or undefined run), a value
+outside a parameter's domain, or a failed precondition gives ``-inf`` (never a worst case).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .engine import measure
+
+__all__ = ["ratios", "judge", "ZERO"]
+
+#: measured values at most this (relative to 1 + |F(x0) - F*|) count as zero (rounding)
+ZERO = 1e-13
+
+
+def ratios(lhs, rhs, scale=1.0):
+    """measured / bound with the rules of the module docstring (arrays broadcast)."""
+    lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
+    pos = lhs > ZERO * scale
+    with np.errstate(all="ignore"):
+        r = np.where(rhs > 0, lhs / rhs, np.where(pos, np.inf, 0.0))
+    return np.where(np.isfinite(lhs) & np.isfinite(rhs), r, -np.inf)
+
+
+def judge(bound, q: dict, scalars: dict, per_instance: dict):
+    """``(ratio (P,), lhs (P,), rhs (P,), k (P,))``: the worst round ``k`` of each instance.
+
+    ``q`` the run quantities (:func:`verify.falsify.engine.run_batched`), ``scalars`` the
+    parameters shared by the population, ``per_instance`` those of each instance ({name: (P,)}).
+    """
+    values, rounds = measure(bound.lhs, q)
+    P, K = values.shape
+    names = set(bound.params) | set(bound.extra_params)
+    full = {**scalars, **{k: np.asarray(v, dtype=float)[:, None] for k, v in
+                          per_instance.items()}, **rounds}
+    use = {k: np.broadcast_to(np.asarray(v, dtype=float), (P, K)).ravel()
+           for k, v in full.items() if k in names}
+    rhs = _evaluate(bound, use, P * K).reshape(P, K)
+    scale = 1.0 + np.abs(q["gap"][:, :1])
+    r = ratios(values, rhs, scale)
+    r = np.where(_preconditions_ok(bound, use, P * K).reshape(P, K), r, -math.inf)
+    k = np.argmax(r, axis=1)
+    rows = np.arange(P)
+    return r[rows, k], values[rows, k], rhs[rows, k], k
+
+
+def _evaluate(bound, use, n):
+    try:
+        return np.broadcast_to(np.asarray(bound.evaluate(**use), dtype=float), (n,)).copy()
+    except Exception:  # noqa: BLE001 - some row outside a domain: judge row by row
+        out = np.full(n, np.nan)
+        for i in range(n):
+            try:
+                out[i] = float(bound.evaluate(**{k: v[i] for k, v in use.items()}))
+            except Exception:  # noqa: BLE001 - that row is undefined (ratio -inf)
+                pass
+        return out
+
+
+def _preconditions_ok(bound, use, n):
+    if not bound.preconditions:
+        return np.ones(n, dtype=bool)
+    try:
+        if not bound.violated_preconditions(**use):
+            return np.ones(n, dtype=bool)
+    except Exception:  # noqa: BLE001 - judged row by row below
+        pass
+    ok = np.zeros(n, dtype=bool)
+    for i in range(n):
+        try:
+            ok[i] = not bound.violated_preconditions(**{k: v[i] for k, v in use.items()})
+        except Exception:  # noqa: BLE001 - a value outside its domain: not admissible
+            ok[i] = False
+    return ok

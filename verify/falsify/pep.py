@@ -1,0 +1,61 @@
+"""Exact worst cases (PEP) of gradient descent, with the worst-case points kept.
+
+:func:`gd_worst_case` solves the performance-estimation problem of ``T`` steps of gradient
+descent with step ``eta`` on an L-smooth mu-strongly convex function (mu = 0: convex),
+``||x_0 - x*|| <= D``, for the last-iterate gap ``f(x_T) - f*`` (``final_gap``) or the
+averaged gap ``(1/T) sum_{t=1..T} f(x_t) - f*`` (``avg_shadow_gap`` at tau = 1), with PEPit
+(Clarabel). It returns the dual value (an upper bound on the worst case, ``upper``) and the
+primal worst-case instance: the points, gradients and function values of one optimal Gram
+matrix (``lower`` is the metric measured on them). :mod:`verify.falsify.interpolate` turns
+those into a concrete function.
+
+Reference value: for eta = 1/L and mu = 0 the last-iterate worst case is
+L D^2 / (4T + 2) (Drori and Teboulle, Math. Prog. 145, 2014; Taylor, Hendrickx and Glineur,
+Math. Prog. 161, 2017).
+
+>>> w = gd_worst_case("final_gap", T=3, eta=1.0, L=1.0, mu=0.0, D=1.0)
+>>> round(w["upper"], 5), round(1 / 14, 5)
+(0.07143, 0.07143)
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["gd_worst_case", "MODELS"]
+
+#: (lhs, algorithm) pairs with a PEP model here
+MODELS = {("final_gap", "gd"), ("avg_shadow_gap", "gd")}
+
+
+def gd_worst_case(lhs: str, *, T: int, eta: float, L: float, mu: float, D: float) -> dict:
+    """The PEP of ``lhs`` (see the module docstring), in the units of L and D."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothStronglyConvexFunction
+
+    t0 = time.perf_counter()
+    pb = PEP()
+    f = pb.declare_function(SmoothStronglyConvexFunction, L=1.0, mu=mu / L)
+    xs = f.stationary_point()
+    fs = f(xs)
+    x0 = pb.set_initial_point()
+    pb.set_initial_condition((x0 - xs) ** 2 <= 1)
+    xk, pts = x0, [x0]
+    for _ in range(int(T)):
+        xk = xk - (eta * L) * f.gradient(xk)
+        pts.append(xk)
+    vals = [f(x) for x in pts]
+    metric = vals[-1] - fs if lhs == "final_gap" else sum(vals[1:]) / T - fs
+    pb.set_performance_metric(metric)
+    upper = pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)
+    X = np.array([np.asarray(p.eval(), dtype=float) for p in [xs, *pts]])
+    G = np.array([np.asarray(f.gradient(p).eval(), dtype=float) for p in [xs, *pts]])
+    F = np.array([float(v.eval()) for v in [fs, *vals]])
+    lower = F[-1] - F[0] if lhs == "final_gap" else float(np.mean(F[2:]) - F[0])
+    scale = L * D * D
+    return {"upper": float(upper) * scale, "lower": float(lower) * scale,
+            "points": X * D, "grads": G * L * D, "values": (F - F[0]) * scale,
+            "L": float(L), "mu": float(mu), "T": int(T), "eta": float(eta),
+            "seconds": time.perf_counter() - t0, "solver": "PEPit + CLARABEL"}

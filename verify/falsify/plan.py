@@ -1,0 +1,183 @@
+"""What :func:`verify.falsify` runs for a bound: read from its registration, never its id.
+
+A registered bound declares ``lhs``, ``algorithm`` and ``function_class``
+(``boundlab.register(b, algorithm=..., function_class=...)``). The plan follows them:
+
+* ``algorithm``: ``"gd"`` (gradient descent: one client, one step per round, T = iterations)
+  or ``"fedavg"`` (full participation, exact gradients, ``tau`` local steps, T = rounds). Any
+  other algorithm is *not applicable* (it is never replaced by another one);
+* ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
+  strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
+* ``lhs``: one of :data:`verify.falsify.engine.LHS`.
+
+Run settings the bound leaves free are searched: the horizon ``T`` (grid :data:`T_GRID`
+unless ``T=`` is given), the local steps (FedAvg, grid :data:`TAU_GRID` unless ``tau=``), and
+the step size when the bound names one (``eta``, ``lr`` or ``gamma``): log-uniform in
+[eta_max/20, eta_max], eta_max the largest step its preconditions allow (bisection; at most
+2/L, where gradient descent on an L-smooth convex function still descends). A bound that names
+no step size is judged at ``eta=`` of the setting, default 1/L (stated in the result).
+
+Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0 - x*||,
+``T``, the step, the local steps (``tau``, ``E``, ``K``, ``I``), ``M`` = ``N`` = clients,
+``Delta`` = ``F0`` = F(x0) - F*, ``G`` = max ||g_i|| over the gradients used, ``sigma`` = 0,
+``S`` = sum p_i^2, ``p_min``, and per round ``t``, ``dist_t``. Any other parameter must be
+given in the setting, else the bound is not applicable. Heterogeneity constants
+(:data:`HETEROGENEITY`) are 0 for gradient descent (one client) and not applicable otherwise
+yet: the families do not hold them fixed, and a value measured at x* would judge a "for all
+x" bound on instances outside its class.
+
+>>> import boundlab
+>>> from boundlab import Bound, make_params, sym
+>>> b = Bound(id="mine.plan_demo", source="note", expr=sym("L") * sym("D") ** 2 / sym("T"),
+...           params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+>>> _ = boundlab.register(b, algorithm="gd", function_class="smooth-convex")
+>>> p = make_plan(b, {})
+>>> p.algorithm, p.T_grid, p.step_fixed
+('gd', (1, 2, 4, 8, 16), 1.0)
+>>> _ = boundlab.unregister("mine.plan_demo")
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .engine import LHS
+from .families.registry import CLASSES, Spec
+
+__all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
+
+T_GRID = (1, 2, 4, 8, 16)
+TAU_GRID = (1, 2, 5)
+ALGORITHMS = ("gd", "fedavg")
+STEP_NAMES = ("eta", "lr", "gamma")
+LOCAL_NAMES = ("tau", "E", "K", "I")
+GIVEN = {"L", "mu", "D", "D0", "R", "T", "M", "N", "Delta", "F0", "G", "sigma", "S",
+         "p_min", "t", "dist_t", *STEP_NAMES, *LOCAL_NAMES}
+
+
+#: heterogeneity constants: not held fixed by the families yet
+HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
+
+
+class NotApplicable(Exception):
+    """The bound cannot be judged by this search; ``str(exc)`` is the reason."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a bound is searched (see the module docstring)."""
+
+    bound: object
+    lhs: str
+    algorithm: str
+    function_class: str
+    spec: Spec
+    T_grid: tuple
+    tau_grid: tuple
+    step_name: str | None
+    step_fixed: float | None
+    fixed: dict = field(default_factory=dict)
+    notes: tuple = ()
+
+    def eta_range(self, T: int, tau: int):
+        """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
+        if self.step_name is None:
+            return self.step_fixed, self.step_fixed
+        hi = _eta_max(self, T, tau)
+        return hi / 20.0, hi
+
+    def scalars(self, T: int, tau: int) -> dict:
+        """The parameters known before a run (constants, run settings, the setting)."""
+        s = self.spec
+        out = {"L": s.L, "mu": s.mu, "D": s.D, "D0": s.D, "R": s.D, "T": T, "M": s.n_clients,
+               "N": s.n_clients, "sigma": 0.0, "S": 1.0 / s.n_clients, "p_min": 1 / s.n_clients}
+        out.update({k: tau for k in LOCAL_NAMES})
+        out.update(self.fixed)
+        return out
+
+
+def make_plan(bound, setting: dict) -> Plan:
+    """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason."""
+    import boundlab
+
+    meta = boundlab.registry.registration(bound.id) if boundlab.registry.is_registered(
+        bound.id) else {}
+    algo, fclass = meta.get("algorithm"), meta.get("function_class")
+    if bound.kind != "upper":
+        raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
+    if bound.lhs not in LHS:
+        raise NotApplicable(f"lhs {bound.lhs!r} is not measured by falsify yet (measured: "
+                            f"{', '.join(LHS)})")
+    if algo not in ALGORITHMS:
+        raise NotApplicable(f"algorithm {algo!r}: falsify runs {' and '.join(ALGORITHMS)} so "
+                            "far (register the bound with one of them); no other algorithm "
+                            "is run in its place")
+    if fclass not in CLASSES:
+        raise NotApplicable(f"function_class {fclass!r}: register the bound with one of "
+                            f"{', '.join(CLASSES)}")
+    names = set(bound.params) | set(bound.extra_params)
+    s = dict(setting)
+    L = float(s.pop("L", 1.0))
+    mu = float(s.pop("mu", 0.1 * L if fclass == "smooth-strongly-convex" else 0.0))
+    if fclass == "smooth-strongly-convex" and mu <= 0:
+        raise NotApplicable("a strongly convex class needs mu > 0")
+    n = 1 if algo == "gd" else int(s.pop("n_clients", s.pop("M", 3)))
+    spec = Spec(L=L, mu=mu, D=float(s.pop("D", 1.0)), n_clients=n, dim=int(s.pop("dim", 2)))
+    T_grid = (int(s.pop("T")),) if "T" in s else T_GRID
+    tau_names = [k for k in LOCAL_NAMES if k in s]
+    tau_grid = (1,) if algo == "gd" else (
+        (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
+    steps = [k for k in STEP_NAMES if k in names]
+    if len(steps) > 1:
+        raise NotApplicable(f"the bound names several step sizes {steps}: falsify cannot tell "
+                            "which one the algorithm uses")
+    notes = []
+    given = [k for k in STEP_NAMES if k in s]
+    step_fixed = float(s.pop(given[0])) if given else None
+    if steps and step_fixed is None:
+        step_name = steps[0]
+    else:
+        step_name = None
+        if step_fixed is None:
+            step_fixed = 1.0 / L
+            notes.append(f"step size 1/L = {step_fixed:g} (the bound names none; pass eta=)")
+    hetero = sorted(names & HETEROGENEITY)
+    if hetero and algo != "gd":
+        raise NotApplicable(f"heterogeneity constant(s) {', '.join(hetero)}: the families do "
+                            "not hold them fixed yet, so no instance is known to satisfy them")
+    fixed = {k: float(v) for k, v in s.items() if k in names}
+    if algo == "gd":  # one client: no heterogeneity at all
+        fixed.update({k: 0.0 for k in hetero})
+    missing = sorted(names - GIVEN - set(fixed))
+    if missing:
+        raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
+                            f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
+                            "name=value")
+    return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
+                fixed, tuple(notes))
+
+
+def _feasible(plan, T, tau, eta) -> bool:
+    b = plan.bound
+    names = set(b.params) | set(b.extra_params)
+    vals = {k: v for k, v in {**plan.scalars(T, tau), plan.step_name: eta}.items() if k in names}
+    try:
+        return not b.violated_preconditions(**vals)
+    except Exception:  # noqa: BLE001 - a value outside a domain: not a feasible step
+        return False
+
+
+def _eta_max(plan, T, tau) -> float:
+    cap = 2.0 / plan.spec.L * (1 - 1e-9)
+    if _feasible(plan, T, tau, cap):
+        return cap
+    lo = cap * 1e-6
+    if not _feasible(plan, T, tau, lo):
+        raise NotApplicable(f"no step size in [{lo:.3g}, {cap:.3g}] satisfies the "
+                            f"preconditions of {plan.bound.id} at T={T}, tau={tau}")
+    hi = cap
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _feasible(plan, T, tau, mid) else (lo, mid)
+    return lo
