@@ -64,7 +64,7 @@ class Instance:
 
     bound_id: str
     family: str
-    data: dict
+    data: dict = field(repr=False)
     run: dict
     ratio: float
     lhs: float
