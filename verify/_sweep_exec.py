@@ -3,13 +3,35 @@
 Each grid point is one task (:func:`verify.sweep.run_point`); results come back to this
 process as they finish and ``finished(index, frame)`` stores them, so files are written where
 the sweep was started even when the workers run on other machines.
+
+A scheduler address is checked before any work (:func:`check_scheduler`): ``tcp://HOST:PORT``
+or ``tls://HOST:PORT`` with a port in 1..65535. Connecting is bounded by ``connect_timeout``
+seconds (default :data:`CONNECT_TIMEOUT`): a first connection reads the scheduler's handshake
+itself, refusing a peer that does not answer in time or answers something that is not a Dask
+message (a huge length prefix is refused before anything is allocated), and the Dask client is
+then started with the same deadline. Each failure is a :class:`~boundlab.errors.DomainError`
+naming ``scheduler``. A Dask scheduler runs code on its workers and sends pickled results:
+connect only to one you trust.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import socket
+import struct
+import threading
+import time
+
 from boundlab.errors import DomainError
 
-__all__ = ["run_dask"]
+__all__ = ["run_dask", "check_connect", "check_scheduler", "probe_scheduler", "CONNECT_TIMEOUT"]
+
+#: seconds a scheduler has to accept the connection and answer (``connect_timeout``)
+CONNECT_TIMEOUT = 10.0
+_SCHEMES = ("tcp", "tls")
+_HANDSHAKE_MAX = 1 << 20  # a Dask handshake is ~100 bytes
+_DOMAIN = "the address of a running Dask scheduler, tcp://HOST:PORT or tls://HOST:PORT"
 
 
 def _distributed():
@@ -22,15 +44,159 @@ def _distributed():
     return distributed
 
 
-def run_dask(tasks, finished, *, scheduler=None, n_workers=2) -> None:
+def _timeout(connect_timeout) -> float:
+    from toys.validation import check_float
+
+    if connect_timeout is None:
+        return CONNECT_TIMEOUT
+    return check_float("connect_timeout", connect_timeout, lo=0.0, hi=3600.0, lo_open=True)
+
+
+def check_connect(scheduler, connect_timeout) -> None:
+    """Refuse a bad ``connect_timeout`` or scheduler address (None: none given)."""
+    if scheduler is None:
+        _timeout(connect_timeout)
+    else:
+        check_scheduler(scheduler, connect_timeout)
+
+
+def check_scheduler(scheduler, connect_timeout=None) -> tuple[str, str, int, float]:
+    """``(scheme, host, port, timeout)`` of a scheduler address, or DomainError.
+
+    >>> check_scheduler("tcp://127.0.0.1:8786")
+    ('tcp', '127.0.0.1', 8786, 10.0)
+    >>> check_scheduler("127.0.0.1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: scheduler = '127.0.0.1' is outside its domain: ... (no scheme)
+    """
+    timeout = _timeout(connect_timeout)
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise DomainError("scheduler", scheduler, _DOMAIN, "no scheme")
+    scheme, _, loc = scheduler.partition("://")
+    if scheme not in _SCHEMES:
+        raise DomainError("scheduler", scheduler, _DOMAIN, f"unknown scheme {scheme!r}")
+    if loc.startswith("["):
+        host, sep, port = loc[1:].partition("]:")
+    else:
+        host, sep, port = loc.rpartition(":")
+    if not sep or not port:
+        raise DomainError("scheduler", scheduler, _DOMAIN, "no port")
+    if not host or not host.isprintable() or any(c.isspace() or c in "/[]@" for c in host):
+        raise DomainError("scheduler", scheduler, _DOMAIN, "no valid host")
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        raise DomainError("scheduler", scheduler, _DOMAIN, "the port is not in 1..65535")
+    return scheme, host, int(port), timeout
+
+
+def probe_scheduler(scheduler, connect_timeout=None) -> None:
+    """Connect to ``scheduler`` and read its Dask handshake within ``connect_timeout``
+    seconds, or DomainError naming ``scheduler`` (also usable alone, e.g. before a suite)."""
+    scheme, host, port, timeout = check_scheduler(scheduler, connect_timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except TimeoutError:
+        raise DomainError("scheduler", scheduler, _DOMAIN,
+                          f"no connection within {timeout:g} s") from None
+    except OSError as exc:
+        raise DomainError("scheduler", scheduler, _DOMAIN,
+                          f"cannot connect: {exc.strerror or exc}") from None
+    with sock:
+        if scheme == "tls":  # the client speaks first: the client's deadline covers the rest
+            return
+        (size,) = struct.unpack("Q", _recv(sock, 8, deadline, scheduler, timeout))
+        if not 16 <= size <= _HANDSHAKE_MAX:
+            raise DomainError("scheduler", scheduler, _DOMAIN, f"it answered a message of "
+                              f"{size} bytes, not a Dask handshake")
+        body = _recv(sock, size, deadline, scheduler, timeout)
+    (n,) = struct.unpack_from("Q", body)
+    ok = 1 <= n <= size // 8 - 1
+    if ok:
+        lengths = struct.unpack_from(f"{n}Q", body, 8)
+        ok = sum(lengths) == size - 8 * (n + 1)
+    if not ok:
+        raise DomainError("scheduler", scheduler, _DOMAIN, "it answered something that is "
+                          "not a Dask handshake")
+
+
+def _recv(sock, n: int, deadline: float, scheduler, timeout: float) -> bytes:
+    """Exactly ``n`` bytes from ``sock`` before ``deadline``, or DomainError."""
+    chunks, got = [], 0
+    while got < n:
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            chunk = sock.recv(min(n - got, 1 << 16))
+        except TimeoutError:
+            raise DomainError("scheduler", scheduler, _DOMAIN,
+                              f"it accepted the connection but did not answer within "
+                              f"{timeout:g} s (connect_timeout)") from None
+        except OSError as exc:
+            raise DomainError("scheduler", scheduler, _DOMAIN,
+                              f"the connection failed: {exc.strerror or exc}") from None
+        if not chunk:
+            raise DomainError("scheduler", scheduler, _DOMAIN,
+                              "it closed the connection without a Dask handshake")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _client(dd, scheduler: str, timeout: float):
+    """A Dask client of ``scheduler``, started in a thread that is given up on after the
+    deadline (Dask's own timeout does not cover every step of the handshake)."""
+    from boundlab.integrity import escape
+
+    box: dict = {}
+
+    def start():
+        try:
+            box["client"] = dd.Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - MemoryError of a garbage peer included
+            box["error"] = exc
+
+    th = threading.Thread(target=start, name="boundlab-dask-connect", daemon=True)
+    with _quiet("distributed.protocol.core", "distributed.comm", "distributed.client"):
+        th.start()  # a garbage peer's errors come back as one DomainError, not log tracebacks
+        th.join(timeout + 2.0)
+    if th.is_alive():
+        raise DomainError("scheduler", scheduler, _DOMAIN, f"the Dask client did not connect "
+                          f"within {timeout:g} s (connect_timeout)")
+    if "error" in box:
+        exc = box["error"]
+        raise DomainError("scheduler", scheduler, _DOMAIN, escape(
+            f"{type(exc).__name__}: {exc}")[:200]) from None
+    return box["client"]
+
+
+@contextlib.contextmanager
+def _quiet(*names):
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def run_dask(tasks, finished, *, scheduler=None, n_workers=2, connect_timeout=None) -> None:
     """Run ``run_point(task)`` for every task on a cluster; ``finished(i, frame)`` each."""
     from toys.validation import check_int
 
     from .sweep import run_point
 
+    timeout = _timeout(connect_timeout)
     dd = _distributed()
     if not tasks:
         return
+    if scheduler is not None:
+        probe_scheduler(scheduler, timeout)
     cluster = None
     if scheduler is None:
         n_workers = check_int("n_workers", n_workers, lo=1)
@@ -38,14 +204,7 @@ def run_dask(tasks, finished, *, scheduler=None, n_workers=2) -> None:
                                   processes=True, dashboard_address=None)
         client = dd.Client(cluster)
     else:
-        if not isinstance(scheduler, str) or "://" not in scheduler:
-            raise DomainError("scheduler", scheduler, "a Dask scheduler address such as "
-                              "'tcp://127.0.0.1:8786'")
-        try:
-            client = dd.Client(scheduler, timeout="10s")
-        except OSError as exc:
-            raise DomainError("scheduler", scheduler, "the address of a running Dask "
-                              "scheduler", str(exc)) from None
+        client = _client(dd, scheduler, timeout)
     try:
         futures = client.map(run_point, tasks, pure=False)
         index = {f.key: t[1] for f, t in zip(futures, tasks)}

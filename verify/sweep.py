@@ -30,7 +30,11 @@ Resuming: with ``out=DIR`` each finished grid point (all its seeds) is written a
 definition); a re-run of the same sweep skips the points already there, so an interrupted sweep
 resumes with nothing lost and nothing duplicated. A directory holding another sweep is refused.
 The table is then read back from those files, so a resumed sweep and an uninterrupted one give
-the same table.
+the same table. Every file of the folder is sealed and checked before use
+(:mod:`verify._sweep_store`): a point file swapped, copied from another sweep, edited or
+without its seal, and point files without a ``sweep.json``, are an
+:class:`~boundlab.errors.IntegrityError` naming the file; temporary files of a killed run are
+removed by the next run into the folder and never read.
 
 Per-run and per-round quantities the default columns lack come from ``measures``:
 ``{name: fn(trace, problem)}``, evaluated on every run's :class:`toys.Trace` where it ran (in
@@ -46,7 +50,8 @@ is one point (a sweep over seeds only).
 ``executor="dask"`` runs the grid points on Dask distributed (``pip install boundlab[dask]``):
 a ``LocalCluster`` of ``n_workers`` single-threaded processes, or the cluster at
 ``scheduler="tcp://host:port"``. Files are written by this process as points finish; rows are
-ordered by grid point, seed and round, so the table equals the local executor's.
+ordered by grid point, seed and round, so the table equals the local executor's. A scheduler that
+does not connect and answer within ``connect_timeout`` seconds (default 10) is refused.
 
 Example
 -------
@@ -61,8 +66,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import json
-import pathlib
 
 import numpy as np
 
@@ -77,7 +80,7 @@ _BOUND_COLS = ("measured", "bound_value", "ratio", "verdict", "reason", "measure
 
 def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out=None,
           executor="local", scheduler=None, n_workers=2, params=None, level=0.95,
-          progress=None, measures=None, **fixed):
+          progress=None, measures=None, connect_timeout=None, **fixed):
     """Run ``algorithm`` over every point of ``grid`` and every seed; a tidy DataFrame.
 
     Parameters
@@ -112,13 +115,24 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
         name -> ``fn(trace, problem)``: extra columns computed from every run's trace (a
         scalar per run on the final round's row, or an array of length ``rounds + 1`` or
         ``rounds`` per round); module-level functions, so Dask workers can run them.
+    connect_timeout : float, optional
+        Seconds to wait for the Dask ``scheduler`` to connect and answer (default
+        :data:`verify._sweep_exec.CONNECT_TIMEOUT`, 10 s); one that does not is a
+        :class:`~boundlab.errors.DomainError` naming ``scheduler``.
     **fixed
         Keywords shared by every point, routed like grid names.
     """
     spec = _spec(problem_or_factory, algorithm, grid, seeds, rounds, bound, executor, fixed,
                  params, level, measures)
     points = spec["points"]
-    store = _Store(out, spec) if out is not None else None
+    from ._sweep_exec import check_connect
+
+    check_connect(scheduler if executor == "dask" else None, connect_timeout)
+    store = None
+    if out is not None:
+        from ._sweep_store import SweepStore
+
+        store = SweepStore(out, spec)
     done = store.finished() if store else set()
     todo = [i for i in range(len(points)) if i not in done]
     frames: dict = {}
@@ -139,7 +153,8 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
     if executor == "dask":
         from ._sweep_exec import run_dask
 
-        run_dask(tasks, finished, scheduler=scheduler, n_workers=n_workers)
+        run_dask(tasks, finished, scheduler=scheduler, n_workers=n_workers,
+                 connect_timeout=connect_timeout)
     else:
         for task in tasks:
             finished(task[1], run_point(task))
@@ -341,54 +356,3 @@ def _assemble(frames, spec):
     df = pd.concat(frames, ignore_index=True)
     df.attrs["sweep"] = spec["describe"]
     return df
-
-
-class _Store:
-    """The finished points of one sweep in a directory (atomic files, a definition file)."""
-
-    def __init__(self, out, spec):
-        from boundlab.io import atomic_write_text
-
-        self.dir = pathlib.Path(out).expanduser()
-        if self.dir.exists() and not self.dir.is_dir():
-            raise DomainError("out", str(out), "a directory of sweep results", "a file is there")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.suffix = ".parquet" if _has_pyarrow() else ".csv"
-        meta = self.dir / "sweep.json"
-        desc = json.dumps(spec["describe"], sort_keys=True)
-        if meta.exists():
-            if json.dumps(json.loads(meta.read_text()), sort_keys=True) != desc:
-                raise DomainError("out", str(out), "an empty directory or one holding this "
-                                  "same sweep", "it holds a different sweep (sweep.json)")
-        else:
-            atomic_write_text(meta, desc)
-
-    def path(self, i: int) -> pathlib.Path:
-        return self.dir / f"point-{i:05d}{self.suffix}"
-
-    def finished(self) -> set:
-        return {int(p.stem.split("-")[1]) for p in self.dir.glob(f"point-*{self.suffix}")}
-
-    def write(self, i, frame) -> None:
-        from boundlab.io import atomic_path
-
-        with atomic_path(self.path(i)) as tmp:
-            if self.suffix == ".parquet":
-                frame.to_parquet(tmp, index=False)
-            else:
-                frame.to_csv(tmp, index=False)
-
-    def read(self, i):
-        import pandas as pd
-
-        if self.suffix == ".parquet":
-            return pd.read_parquet(self.path(i))
-        return pd.read_csv(self.path(i), float_precision="round_trip")
-
-
-def _has_pyarrow() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True

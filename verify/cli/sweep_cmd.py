@@ -6,7 +6,9 @@ are fixed settings. Both are routed as in :mod:`verify.sweep`: options of the pr
 (``toys.make(NAME, ...)``), the rest go to ``toys.run``. ``--bound ID`` judges a bound on every
 grid point over the seeds; ``--out DIR`` keeps every finished point (a re-run resumes);
 ``--table FILE`` (``.csv`` or ``.parquet``) writes the whole table atomically;
-``--executor dask`` runs on a local Dask cluster (``--workers N``) or on ``--scheduler ADDR``.
+``--executor dask`` runs on a local Dask cluster (``--workers N``) or on ``--scheduler ADDR``
+(``--connect-timeout SECONDS``, default 10: a scheduler that does not answer in time is refused).
+A damaged, forged or foreign file in the ``--out`` folder is refused with one line naming it.
 Prints one line per grid point (and its verdicts with a bound); ``--json`` prints strict JSON
 instead; the progress bar shows on a terminal only. Exit status: 0 done, 1 a VIOLATED
 verdict, 2 bad input (one line).
@@ -50,6 +52,8 @@ def register(sub) -> None:
     p.add_argument("--table", default=None, help="write the table (.csv or .parquet)")
     p.add_argument("--executor", default="local", help="local (default) or dask")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
+    p.add_argument("--connect-timeout", type=float, default=None, metavar="SECONDS",
+                   help="seconds the --scheduler has to connect and answer (default 10)")
     p.add_argument("--workers", type=int, default=2, help="LocalCluster workers (default 2)")
     p.add_argument("--json", action="store_true", help="print a strict JSON summary")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -83,7 +87,7 @@ def _sweep(args) -> int:
         raise DomainError("--table", args.table, "a path ending in .csv or .parquet")
     kw = dict(grid=grid, seeds=args.seeds, rounds=args.rounds, bound=args.bound, out=args.out,
               executor=args.executor, scheduler=args.scheduler, n_workers=args.workers,
-              **fixed)
+              connect_timeout=args.connect_timeout, **fixed)
     if args.no_progress or args.json or not sys.stderr.isatty():
         df = verify.sweep(args.problem, args.algorithm, **kw)
     else:

@@ -42,6 +42,8 @@ def register(sub) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="with --executor dask: a running scheduler tcp://HOST:PORT (default: "
                         "one local cluster for the whole suite)")
+    p.add_argument("--connect-timeout", type=float, default=None, metavar="SECONDS",
+                   help="seconds the --scheduler has to connect and answer (default 10)")
     p.set_defaults(func=_run)
 
 
@@ -89,6 +91,10 @@ def _scheduler(args):
     """The Dask scheduler address for the suite: the one given, or one local cluster started
     for the whole run (closed at the end); None for the local executor."""
     if args.executor != "dask" or args.scheduler is not None:
+        if args.scheduler is not None:  # a scheduler that hangs or is not one: refused now
+            from verify._sweep_exec import probe_scheduler
+
+            probe_scheduler(args.scheduler, args.connect_timeout)
         yield args.scheduler
         return
     try:
