@@ -1,12 +1,22 @@
-"""``boundlab reproduce [PAPER[:ITEM]] [--quick] [--out DIR] [--backend ...] [--executor
-local|dask] [--list] [--data DIR]``: run the papers' experiments (:mod:`verify.reproduce`) and
-write one report.
+"""``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick] [--out DIR] [--backend
+...] [--executor local|dask] [--list] [--data DIR] [--force]``: run the papers' experiments
+(:mod:`verify.reproduce`) and write one report.
 
-Each item writes ``DIR/<paper>-<item>/`` (results.csv, figure.png, section.md) and the run
-writes ``DIR/report.md`` with the paper's numbers beside ours, the comparison rule and the
-outcome. Finished items are skipped on a re-run (resumable); ``--force`` reruns them. Exit
-status 0 when every selected item ran (whatever its outcome: a difference from a paper is a
-finding), 2 for bad input.
+Each item writes ``DIR/<paper>-<item>/`` (results.csv, figure.png, section.md, done.json) and
+the run writes ``DIR/report.md`` with the paper's numbers beside ours, the comparison rule and
+the outcome, for every item finished in ``DIR`` with this configuration (items of earlier runs
+are kept). Finished items are skipped on a re-run (resumable); ``--force`` reruns the selected
+ones. ``--size tiny`` is the smallest size that runs each item's code end to end (the tests'),
+``--quick`` is ``--size quick``.
+
+``DIR`` must be new, empty, or a folder boundlab wrote: a folder holding anything else (say
+``thesis.tex``) is refused before any work, naming the files; nothing boundlab did not write is
+ever deleted or overwritten (:mod:`verify.reproduce.store`).
+
+Exit status: 0 when every selected item ran (whatever its outcome: a difference from a paper is
+a finding) or was already finished; 1 when an item raised an error (the other items still ran;
+its section in report.md and one ``error:`` line per item on stderr say what); 2 for bad input
+(unknown item, bad option, an ``--out`` that is a file or holds files boundlab did not write).
 
 Example
 -------
@@ -26,14 +36,20 @@ __all__ = ["register"]
 
 def register(sub) -> None:
     """Add the ``reproduce`` command to the CLI's subparsers."""
+    from verify.reproduce.registry import SIZES
+
     p = sub.add_parser("reproduce", help="reproduce the papers' experiments beside their numbers",
                        description="Run the registered experiments of the five papers (spec §6) "
                                    "on offline stand-in data and compare with the papers.")
     p.add_argument("selection", nargs="?", default=None, metavar="PAPER[:ITEM]",
                    help="a paper (000..004) or one item (e.g. 000:table3); default all")
-    p.add_argument("--quick", action="store_true", help="small sizes (all items in minutes)")
-    p.add_argument("--out", default="reproduce-out", help="output directory (default "
-                                                          "reproduce-out)")
+    p.add_argument("--size", choices=SIZES, default=None,
+                   help="full (the papers' sizes, default), quick (all items in minutes) or "
+                        "tiny (each item's code end to end in seconds: the tests' size)")
+    p.add_argument("--quick", action="store_true", help="the same as --size quick")
+    p.add_argument("--out", default="reproduce-out",
+                   help="output directory: new, empty or written by boundlab (default "
+                        "reproduce-out)")
     p.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto",
                    help="backend of the MLP / CNN runs (auto: torch on CUDA, else numpy)")
     p.add_argument("--device", default=None, help="torch device (default cuda if available)")
@@ -44,14 +60,25 @@ def register(sub) -> None:
                    help="how the seed / grid loops run (verify.sweep): local, or Dask "
                         "distributed (pip install boundlab[dask])")
     p.add_argument("--list", action="store_true", help="list the registered items and exit")
-    p.add_argument("--force", action="store_true", help="rerun items already finished in --out")
+    p.add_argument("--force", action="store_true",
+                   help="rerun selected items already finished in --out (their folders are "
+                        "replaced only when boundlab's manifest lists them)")
     p.set_defaults(func=_run)
+
+
+def _size(args) -> str:
+    from boundlab.errors import DomainError
+
+    if args.quick and args.size not in (None, "quick"):
+        raise DomainError("--size", args.size, "'quick' or left out with --quick")
+    return args.size or ("quick" if args.quick else "full")
 
 
 def _run(args) -> int:
     from boundlab.errors import DomainError
     from verify.reproduce import reproduce_all
     from verify.reproduce.registry import Config, select
+    from verify.reproduce.store import open_out
 
     exps = select(args.selection)
     if args.list:
@@ -60,31 +87,32 @@ def _run(args) -> int:
         return 0
     if args.data is not None and not os.path.isdir(args.data):
         raise DomainError("--data", args.data, "an existing directory")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise DomainError("--out", args.out, "a directory (new or holding earlier results)",
-                          "a file is there")
-    try:
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as exc:
-        raise DomainError("--out", args.out, "a directory that can be created",
-                          exc.strerror or str(exc)) from None
-    cfg = Config(quick=args.quick, backend=args.backend, device=args.device, data=args.data,
-                 executor=args.executor)
-    if args.force:
-        import shutil
-
-        from verify.reproduce.output import slug
-
-        for e in exps:
-            shutil.rmtree(os.path.join(args.out, slug(e.id)), ignore_errors=True)
+    cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
+                       executor=args.executor)
+    out = open_out(args.out, "--out")
 
     def progress(e, status, seconds):
         print(f"{e.id:<12} {status:<8} {seconds:6.1f} s  {e.ref}", file=sys.stdout, flush=True)
 
-    status = reproduce_all(args.selection, out=args.out, config=cfg, progress=progress)
+    status = reproduce_all(args.selection, out=out, config=cfg, progress=progress,
+                           force=args.force)
     n = {s: sum(1 for _, x in status if x == s)
-         for s in ("matches", "differs", "tie", "not exercised", "skipped")}
+         for s in ("matches", "differs", "tie", "not exercised", "skipped", "error")}
     print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
-          f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done); report: "
-          f"{os.path.join(args.out, 'report.md')}")
-    return 0
+          f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done), "
+          f"{n['error']} error(s); report: {os.path.join(args.out, 'report.md')}")
+    return _errors(out, cfg, [i for i, s in status if s == "error"])
+
+
+def _errors(out, cfg, ids) -> int:
+    """One ``error:`` line per failed item on stderr; the exit status (1 if any, else 0)."""
+    from boundlab.errors import BoundlabError
+    from verify.reproduce.store import read_item
+
+    for i in ids:
+        try:
+            why = read_item(out, i, cfg.key()).error
+        except (BoundlabError, OSError):
+            why = "see report.md"
+        print(f"error: {i}: {why}", file=sys.stderr)
+    return 1 if ids else 0

@@ -5,9 +5,9 @@
 tidy CSV, a figure in the paper's layout and a Markdown section comparing the paper's reported
 numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *tie* (a
 difference below the rule's stated resolution) or *not exercised* (the run cannot show the
-effect)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--quick] [--out DIR] [--backend ...]
-[--executor local|dask] [--list] [--data DIR]``. Differences are findings; nothing is tuned
-per method to match a paper.
+effect)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
+[--out DIR] [--backend ...] [--executor local|dask] [--list] [--data DIR] [--force]``.
+Differences are findings; nothing is tuned per method to match a paper.
 
 Example
 -------
@@ -22,64 +22,103 @@ from __future__ import annotations
 
 import time
 
-from .registry import Config, Result, experiments, get, select
+from .registry import SIZES, Config, Result, experiments, get, select
 
-__all__ = ["Config", "experiments", "reproduce", "reproduce_all"]
+__all__ = ["Config", "SIZES", "experiments", "reproduce", "reproduce_all"]
 
 
-def _config(config, quick, backend, data, executor="local"):
+def _config(config, quick, backend, data, executor="local", size=None):
     from boundlab.errors import DomainError
 
     if config is None:
         if backend not in ("auto", "numpy", "torch"):
             raise DomainError("backend", backend, "auto, numpy or torch")
-        config = Config(quick=bool(quick), backend=backend, data=data, executor=executor)
+        if size is not None and quick and size != "quick":
+            raise DomainError("size", size, "'quick' or left out with quick=True")
+        config = Config.sized(size or ("quick" if quick else "full"), backend=backend,
+                              data=data, executor=executor)
     if config.executor not in ("local", "dask"):
         raise DomainError("executor", config.executor, "'local' or 'dask'")
     return config
 
 
-def reproduce(item: str, *, quick: bool = False, out=None, backend: str = "auto",
-              data=None, executor: str = "local", config: Config | None = None,
-              force: bool = True) -> Result:
-    """Run experiment ``item``; with ``out`` write its folder (and skip it when ``force`` is
-    False and it already finished there). Returns the :class:`~.registry.Result` (None when
-    skipped). The seed / grid loops run through :func:`verify.sweep` (``executor`` ``"local"``
-    or ``"dask"``); with ``out`` their finished points are kept under ``out/.sweeps`` so an
-    interrupted item resumes point by point."""
+def _run(exp, cfg, out):
+    """Run ``exp`` (its sweeps resumable under ``out/.sweeps``); ``(result, seconds)``."""
     import os
 
     from .common import sweep_dir
-    from .output import done, write_item
 
-    cfg = _config(config, quick, backend, data, executor)
-    exp = get(item)
-    if out is not None and not force and done(out, exp, cfg):
-        return None
     t0 = time.perf_counter()
     with sweep_dir(None if out is None else os.path.join(os.fspath(out), ".sweeps")):
         res = exp.fn(cfg)
+    return res, time.perf_counter() - t0
+
+
+def reproduce(item: str, *, quick: bool = False, out=None, backend: str = "auto",
+              data=None, executor: str = "local", config: Config | None = None,
+              force: bool = True, size: str | None = None) -> Result:
+    """Run experiment ``item``; with ``out`` write its folder (and skip it when ``force`` is
+    False and it already finished there). Returns the :class:`~.registry.Result` (None when
+    skipped); an exception of the item propagates. ``size`` one of :data:`SIZES` (``quick``
+    is ``size="quick"``). The seed / grid loops run through :func:`verify.sweep` (``executor``
+    ``"local"`` or ``"dask"``); with ``out`` their finished points are kept under
+    ``out/.sweeps`` so an interrupted item resumes point by point. ``out`` must be new, empty
+    or a folder boundlab wrote (:func:`verify.reproduce.store.open_out`)."""
+    from . import store
+    from .output import done, write_item
+
+    cfg = _config(config, quick, backend, data, executor, size)
+    exp = get(item)
     if out is not None:
-        write_item(out, exp, res, cfg, time.perf_counter() - t0)
+        out = store.open_out(out)
+        if not force and done(out, exp, cfg):
+            return None
+    res, seconds = _run(exp, cfg, out)
+    if out is not None:
+        write_item(out, exp, res, cfg, seconds)
     return res
+
+
+def _one(exp, cfg, out, force: bool) -> str:
+    """Run one item of :func:`reproduce_all` into ``out``; its status. An exception of the
+    item is written as its error section (status ``"error"``); the folder's own refusals
+    (``DomainError`` from the writer) propagate."""
+    from .output import done, write_item
+
+    if not force and done(out, exp, cfg):
+        return "skipped"
+    t0 = time.perf_counter()
+    try:
+        res, seconds = _run(exp, cfg, out)
+    except Exception as exc:  # noqa: BLE001 - an item's failure is reported, the others run
+        write_item(out, exp, None, cfg, time.perf_counter() - t0,
+                   error=(type(exc).__name__, str(exc)[:2000]))
+        return "error"
+    write_item(out, exp, res, cfg, seconds)
+    return res.outcome
 
 
 def reproduce_all(selection: str | None = None, *, out, quick: bool = False,
                   backend: str = "auto", data=None, executor: str = "local",
-                  config: Config | None = None, progress=None) -> list:
-    """Run every selected experiment not yet finished under ``out`` (resumable), then write
-    ``report.md``; returns ``[(id, status)]`` with status ``"skipped"`` or the outcome."""
+                  config: Config | None = None, progress=None, force: bool = False,
+                  size: str | None = None) -> list:
+    """Run every selected experiment not yet finished under ``out`` (resumable; ``force``:
+    every selected one), then write ``report.md`` from every item finished in ``out`` with this
+    configuration (the selected ones and those of earlier runs); returns ``[(id, status)]``
+    with status ``"skipped"``, ``"error"`` (the item raised: its section in the report says
+    what) or the outcome. An item that raises does not stop the others."""
+    from . import store
     from .output import write_report
 
-    cfg = _config(config, quick, backend, data, executor)
+    cfg = _config(config, quick, backend, data, executor, size)
     exps = select(selection)
+    out = store.open_out(out)
     status = []
     for e in exps:
         t0 = time.perf_counter()
-        res = reproduce(e.id, out=out, config=cfg, force=False)
-        st = "skipped" if res is None else res.outcome
+        st = _one(e, cfg, out, force)
         status.append((e.id, st))
         if progress is not None:
             progress(e, st, time.perf_counter() - t0)
-    write_report(out, exps)
+    write_report(out, cfg=cfg)
     return status

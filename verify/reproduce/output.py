@@ -1,8 +1,10 @@
 """Writing reproductions: per item a folder ``<out>/<paper>-<item>/`` with ``results.csv``
-(tidy rows), ``figure.png`` (the paper's layout), ``section.md`` and ``done.json``; each folder
-is written to a temporary directory and renamed into place whole, so a finished item is
-either complete or absent (the full set is resumable: finished items are skipped).
-``report.md`` joins the sections (written atomically).
+(tidy rows), ``figure.png`` (the paper's layout), ``section.md`` and ``done.json`` (sealed: see
+:mod:`verify.reproduce.store`, which also keeps the folder safe); each folder is written to a
+hidden temporary directory and renamed into place whole, so a finished item is either complete
+or absent (the full set is resumable: finished items are skipped). An item that raised gets a
+folder too, whose section says the error (it is not "done": the next run tries it again).
+``report.md`` joins the sections of every item finished in ``out`` (written atomically).
 
 Example
 -------
@@ -14,31 +16,22 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import os
 import pathlib
-import shutil
-import tempfile
 
-from boundlab.io import atomic_savefig, atomic_write_text
+from boundlab.integrity import escape
+from boundlab.io import atomic_savefig
 
+from . import store
 from .registry import TIE_RULE
+from .store import slug
 
-__all__ = ["done", "section", "slug", "write_item", "write_report"]
-
-
-def slug(item_id: str) -> str:
-    return item_id.replace(":", "-")
+__all__ = ["done", "error_section", "section", "slug", "write_item", "write_report"]
 
 
 def done(out, exp, cfg) -> bool:
-    """Whether ``exp`` already finished under ``out`` with this configuration."""
-    f = pathlib.Path(out) / slug(exp.id) / "done.json"
-    try:
-        meta = json.loads(f.read_text())
-    except (OSError, ValueError):
-        return False
-    return meta.get("config") == cfg.key()
+    """Whether ``exp`` already finished under ``out`` with this configuration and this code
+    (a damaged or foreign ``done.json`` is "not done")."""
+    return store.done(out, exp.id, cfg.key())
 
 
 def _csv(rows) -> str:
@@ -85,57 +78,94 @@ def section(exp, res, cfg, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def write_item(out, exp, res, cfg, seconds: float) -> pathlib.Path:
-    """Write the item's folder atomically (temp dir, then rename); returns its path."""
+def error_section(exp, error: str, seconds: float) -> str:
+    """The Markdown section of an item that raised ``error`` (``"Type: message"``)."""
+    msg = escape(error).replace("`", "'")
+    return "\n".join([f"## {exp.id} — {exp.ref}: {exp.title}", "",
+                      f"**Outcome: ERROR** — `{msg}`", "",
+                      f"The item raised an exception after {seconds:.1f} s; the other items ran. "
+                      "It runs again on the next `boundlab reproduce` into this folder.", ""])
+
+
+def _meta(exp, res, cfg, seconds, error):
+    claims = [] if res is None else res.claims
+    return {"format": store.FORMAT, "id": exp.id, "ref": exp.ref,
+            "outcome": "error" if error else res.outcome, "how": "" if error else res.how,
+            "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
+            "seconds": round(float(seconds), 2), "config": cfg.key(),
+            "error": None if error is None else {"type": error[0], "message": error[1]},
+            "claims": [{"what": str(c.what), "paper": str(c.paper), "ours": str(c.ours),
+                        "rule": str(c.rule), "outcome": c.outcome, "how": str(c.how)}
+                       for c in claims]}
+
+
+def write_item(out, exp, res, cfg, seconds: float, error=None) -> pathlib.Path:
+    """Write the item's folder atomically (a hidden temp dir, then rename); returns its path.
+    ``error`` ``(type name, message)``: the item raised (``res`` is None). An existing folder is
+    replaced only when boundlab's manifest lists all of it (else ``DomainError``)."""
+    from boundlab.integrity import sha256
+
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    final = out / slug(exp.id)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{slug(exp.id)}.", dir=out))
+    tmp = store.stage_item(out, exp.id)
     try:
-        (tmp / "results.csv").write_text(_csv(res.rows))
-        if res.figure is not None:
-            atomic_savefig(res.figure, tmp / "figure.png", dpi=110, bbox_inches="tight")
+        if error is None:
+            (tmp / "results.csv").write_text(_csv(res.rows), encoding="utf-8")
+            if res.figure is not None:
+                atomic_savefig(res.figure, tmp / "figure.png", dpi=110, bbox_inches="tight")
+            text = section(exp, res, cfg, seconds)
+        else:
+            text = error_section(exp, f"{error[0]}: {error[1]}", seconds)
+        (tmp / "section.md").write_text(text, encoding="utf-8")
+        meta = _meta(exp, res, cfg, seconds, error)
+        meta["files"] = {f.name: sha256(f.read_bytes()) for f in sorted(tmp.iterdir())}
+        (tmp / "done.json").write_text(store.sealed_meta(meta, exp.id, cfg.key()))
+        return store.replace_item(out, exp.id, tmp)
+    finally:
+        if res is not None and res.figure is not None:
             import matplotlib.pyplot as plt
 
             plt.close(res.figure)
-        (tmp / "section.md").write_text(section(exp, res, cfg, seconds))
-        meta = {"id": exp.id, "ref": exp.ref, "outcome": res.outcome, "how": res.how,
-                "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
-                "seconds": round(seconds, 2), "config": cfg.key(),
-                "claims": [{"what": c.what, "paper": c.paper, "ours": c.ours, "rule": c.rule,
-                            "outcome": c.outcome, "how": c.how} for c in res.claims]}
-        (tmp / "done.json").write_text(json.dumps(meta, indent=1))
-        old = None
-        if final.exists():
-            old = out / f".{slug(exp.id)}.old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(final, old)
-        os.replace(tmp, final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
         if tmp.exists():
+            import shutil
+
             shutil.rmtree(tmp, ignore_errors=True)
-    return final
 
 
-def write_report(out, exps) -> pathlib.Path:
-    """``report.md``: a summary table and every finished item's section."""
+def _row(out, e, key):
+    """(summary row, section or None) of experiment ``e`` from its folder under ``out``."""
+    from boundlab.errors import BoundlabError
+
+    head = f"| {e.id} | {e.ref} | {_cell(e.title)} | "
+    if not (out / slug(e.id)).exists():
+        return head + "not run | |", None
+    try:
+        rec = store.read_item(out, e.id, key)
+    except (BoundlabError, OSError) as exc:
+        why = "its folder is damaged or of another run: " + escape(str(exc))
+        return head + f"not run | {_cell(why)} |", None
+    if rec.outcome == "error":
+        return head + f"error | {_cell(rec.error[:300])} |", rec.section
+    return head + f"{rec.outcome} | {_cell(rec.how)} |", rec.section
+
+
+def write_report(out, exps=None, cfg=None) -> pathlib.Path:
+    """``report.md``: a summary table and the section of every item finished in ``out`` with
+    configuration ``cfg`` by this code (None: any configuration); ``exps`` the experiments
+    listed (default every registered one, so items finished by earlier runs are kept)."""
+    from .registry import experiments
+
     out = pathlib.Path(out)
+    key = None if cfg is None else cfg.key()
     rows, secs = [], []
-    for e in exps:
-        d = out / slug(e.id)
-        try:
-            meta = json.loads((d / "done.json").read_text())
-            secs.append((d / "section.md").read_text())
-        except (OSError, ValueError):
-            rows.append(f"| {e.id} | {e.ref} | {_cell(e.title)} | not run | |")
-            continue
-        rows.append(f"| {e.id} | {e.ref} | {_cell(e.title)} | {meta['outcome']} | "
-                    f"{_cell(meta.get('how', ''))} |")
+    for e in experiments() if exps is None else exps:
+        row, sec = _row(out, e, key)
+        rows.append(row)
+        if sec is not None:
+            secs.append(sec)
     text = "\n".join(["# boundlab reproduce — the papers' experiments beside ours", "",
                       "Differences from the papers are findings, reported as measured.", "",
                       f"Outcome rule: {TIE_RULE}.", "",
                       "| item | paper's ref | what | outcome | which claims do not match |",
                       "|---|---|---|---|---|", *rows, "", *secs])
-    return atomic_write_text(out / "report.md", text)
+    return store.replace_file(out, "report.md", text)

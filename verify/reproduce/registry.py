@@ -15,19 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from boundlab.errors import UnknownNameError
 
 __all__ = ["Claim", "Config", "Experiment", "OUTCOMES", "Result", "TIE_RULE", "experiments",
-           "get", "order", "register", "select", "PAPERS"]
+           "get", "order", "register", "select", "PAPERS", "SIZES", "RegistrationError"]
 
 PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
           "001": "Ben Mansour, Duplessis, Carenini, Naccache (BM-B)",
           "002": "Wang & Ji, FedAU",
           "003": "Buttaci & Calafiore",
           "004": "Dhasade, Kremer, Renard (DKR)"}
+#: the sizes of a run: the papers' (``full``), a few minutes for all items (``quick``) and the
+#: smallest that still runs each item's code end to end (``tiny``: the tests' and CI's size)
+SIZES = ("full", "quick", "tiny")
 _MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed003",
             "seed004")
 
@@ -46,6 +51,8 @@ class Config:
     (3, 1)
     >>> "executor" in Config(executor="dask").key()
     False
+    >>> Config.sized("tiny").size, Config.sized("quick") == Config(quick=True)
+    ('tiny', True)
     """
 
     quick: bool = False
@@ -55,6 +62,15 @@ class Config:
     seeds: int | None = None
     tiny: bool = False
     executor: str = "local"
+
+    @classmethod
+    def sized(cls, size: str = "full", **kw) -> Config:
+        """The configuration of ``size`` (one of :data:`SIZES`); ``kw`` the other fields."""
+        if size not in SIZES:
+            from boundlab.errors import DomainError
+
+            raise DomainError("size", size, ", ".join(SIZES))
+        return cls(quick=size == "quick", tiny=size == "tiny", **kw)
 
     def key(self) -> dict:
         """What decides the numbers (every field but ``executor``)."""
@@ -183,10 +199,63 @@ class Experiment:
 _REGISTRY: dict[str, Experiment] = {}
 
 
+class RegistrationError(TypeError):
+    """An experiment registered with a function that cannot be one (a programming error, raised
+    when its module is imported, so that no run ever calls the wrong function)."""
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _problems(id: str, fn) -> list[str]:
+    """What is wrong with registering ``fn`` as experiment ``id`` (empty: nothing)."""
+    paper, _, item = id.partition(":")
+    if paper not in PAPERS or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*", item):
+        return [f"the id is not PAPER:ITEM with PAPER one of {', '.join(PAPERS)}"]
+    if not inspect.isfunction(fn):
+        return [f"{fn!r} is not a function"]
+    out = []
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    if len(params) != 1 or params[0].name != "cfg" or params[0].default is not params[0].empty \
+            or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        out.append(f"its parameters are {sig}; an experiment takes exactly (cfg)")
+    if sig.return_annotation not in ("Result", Result):
+        out.append("it is not annotated '-> Result'")
+    if not _norm(fn.__name__).startswith(_norm(item)):
+        out.append(f"its name {fn.__name__!r} does not start with the item {item!r} "
+                   "(ignoring case, '-' and '_')")
+    old = _REGISTRY.get(id)
+    if old is not None and (old.fn.__module__, old.fn.__qualname__) != \
+            (fn.__module__, fn.__qualname__):
+        out.append(f"{id} is already registered to {old.fn.__module__}.{old.fn.__qualname__}")
+    return out
+
+
 def register(id: str, ref: str, title: str, stand_in: str, reported: str):
-    """Decorator registering ``fn(cfg) -> Result`` as experiment ``id`` (``"PAPER:ITEM"``)."""
+    """Decorator registering ``fn(cfg) -> Result`` as experiment ``id`` (``"PAPER:ITEM"``).
+
+    The function is checked when it is registered (at import): exactly one parameter ``cfg``,
+    annotated ``-> Result``, its name starting with the item (``"002:tableD1"``:
+    ``table_d1``), and ``id`` not taken by another function. Anything else raises
+    :class:`RegistrationError`: a helper slipped between the decorator and the experiment can
+    never be registered.
+
+    >>> @register("004:fig9", "r", "t", "s", "p")  # doctest: +ELLIPSIS
+    ... def _helper(R, names) -> bool:
+    ...     return True
+    Traceback (most recent call last):
+    ...
+    verify.reproduce.registry.RegistrationError: cannot register ...
+    """
 
     def deco(fn):
+        bad = _problems(id, fn)
+        if bad:
+            where = getattr(fn, "__module__", "?") + "." + getattr(fn, "__qualname__", "?")
+            raise RegistrationError(f"cannot register {where} as experiment {id!r}: "
+                                    + "; ".join(bad))
         _REGISTRY[id] = Experiment(id, ref, title, stand_in, reported, fn)
         return fn
 
