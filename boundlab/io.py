@@ -97,9 +97,9 @@ def _umask() -> int:
 
 
 def atomic_write_text(path, text: str) -> pathlib.Path:
-    """Write ``text`` to ``path`` atomically; returns the path."""
+    """Write ``text`` to ``path`` atomically, UTF-8 encoded; returns the path."""
     with atomic_path(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
     return pathlib.Path(path)
 
 

@@ -308,7 +308,12 @@ def _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed):
         return None
     from verify.sweep import _jsonable
 
-    what = {"config": cfg.key(), "label": label, "problem": _jsonable(problem),
+    from boundlab.integrity import code_version
+
+    # the code version too: a sweep folder of other code is a different sweep (its seal says
+    # so), so new code gets a fresh folder instead of an error
+    what = {"config": cfg.key(), "code": code_version(), "label": label,
+            "problem": _jsonable(problem),
             "algorithm": _jsonable(algo), "grid": _jsonable(grid), "seeds": list(seeds),
             "rounds": rounds, "fixed": _jsonable(fixed)}
     h = hashlib.sha1(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
