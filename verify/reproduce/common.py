@@ -306,9 +306,8 @@ def _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed):
     base = _SWEEP_DIR.get()
     if base is None:
         return None
-    from verify.sweep import _jsonable
-
     from boundlab.integrity import code_version
+    from verify.sweep import _jsonable
 
     # the code version too: a sweep folder of other code is a different sweep (its seal says
     # so), so new code gets a fresh folder instead of an error
