@@ -10,7 +10,7 @@ as exact hexadecimal floats). Reading it never runs code: no pickle, no ``eval``
 same interpreter as the sympy path (:mod:`boundlab._fastops`), so results are the same bits.
 
 Two kinds of file, each with a SHA-256 checksum of its content that is verified before use
-(an edited, truncated or foreign file reads as a miss and is rewritten):
+(an edited, truncated or foreign file reads as a miss, with a warning, and is rewritten):
 
 ``index-<fingerprint>.json``
     The catalogue's metadata (what ``bounds list`` prints) and, per bound, the key of its
@@ -27,6 +27,17 @@ boundlab's caches, as for the PEP cache); else ``$XDG_CACHE_HOME/boundlab/bounds
 ``~/.cache/boundlab/bounds``. ``BOUNDLAB_NO_CACHE=1`` turns the cache off (the sympy path
 runs, nothing is written). A directory that cannot be read or written is no error: the
 sympy path runs and gives the same output.
+
+Trust: a checksum proves nothing against someone who can write the file (they recompute it).
+So the directory must be private (:func:`boundlab.integrity.private_dir`: owned by the user,
+not writable by group or others, created with mode 0700, as OpenSSH and pip require); a
+directory that others can write or another user owns is refused with a warning and never read
+or written (the sympy path answers, with the same output). Within a private directory only the
+user can plant an entry: an entry is not re-derived from sympy on load (that would cost what
+the cache saves). Files are read with a size limit (:data:`MAX_FILE_BYTES`) as strict JSON
+(:func:`boundlab.integrity.loads_plain`); rows of the index must have the shape of catalogue
+rows (ids of the built-in families), and any text from a file is printed escaped
+(:func:`boundlab.integrity.escape`).
 
 What is cached: the built-in catalogue only. Bounds of plug-ins (entry-point group
 ``boundlab.bounds``) and bounds registered in a process take the sympy path: when a plug-in
@@ -56,17 +67,27 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
+import warnings
 
 __all__ = ["FORMAT", "cache_dir", "enabled", "pristine", "fingerprint", "load_index",
            "load_bound", "catalogue_rows", "plugins_installed", "checksum", "read_checked",
-           "decode_program", "decode_bound", "index_path", "entry_path", "LIST_FIELDS"]
+           "decode_program", "decode_bound", "index_path", "entry_path", "LIST_FIELDS",
+           "trusted_dir", "MAX_FILE_BYTES"]
 
 #: bump when the layout of the files changes (older files then read as misses)
 FORMAT = 1
 #: the fields of a ``bounds list`` row, in output order
 LIST_FIELDS = ("id", "kind", "source", "lhs", "params", "printed")
+#: the largest cache file read (the index of the catalogue is ~20 kB, an entry a few kB)
+MAX_FILE_BYTES = 4 * 2**20
 _NO_CACHE = "BOUNDLAB_NO_CACHE"
+#: the built-in families (``boundlab.registry.FAMILIES``, not imported here: importing the
+#: registry ends :func:`pristine`; a test checks they agree)
+_FAMILIES = ("drift", "skew", "weight_error", "contraction")
+_KINDS = ("upper", "order", "identity")  # boundlab.core.KINDS (core imports sympy)
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+\Z")
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -98,6 +119,16 @@ def cache_dir() -> str:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "boundlab", "bounds")
+
+
+def trusted_dir(directory: str | None = None) -> str | None:
+    """``directory`` (default :func:`cache_dir`) when it is a private directory of this user
+    (created with mode 0700 when missing), else None with a warning: a directory that others
+    can write or another user owns is never read or written."""
+    from .integrity import private_dir
+
+    p = private_dir(cache_dir() if directory is None else directory, "evaluator cache")
+    return None if p is None else str(p)
 
 
 # ------------------------------------------------------------------------------ fingerprint
@@ -164,28 +195,36 @@ def entry_path(directory: str, key: str) -> str:
 
 
 def read_checked(path: str, kind: str, key: str):
-    """The payload stored at ``path`` for ``(kind, key)``, or None: missing, unreadable, not
-    JSON, another kind, format or key, or a checksum that does not match."""
+    """The payload stored at ``path`` for ``(kind, key)``, or None: missing, of another
+    format (silently), or refused with a warning -- too large, not strict JSON, another kind
+    or key, or a checksum that does not match."""
+    from .errors import IntegrityError
+    from .integrity import escape, loads_plain, read_bounded
+
+    if not os.path.exists(path):
+        return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("kind") != kind or data.get("format") != FORMAT \
-            or data.get("key") != key or "payload" not in data:
-        return None
-    if data.get("checksum") != checksum(kind, key, data["payload"]):
+        data = loads_plain(read_bounded(path, MAX_FILE_BYTES, "cache file"), path, "cache file")
+        if isinstance(data, dict) and data.get("format") != FORMAT:
+            return None  # written by another version: a plain miss
+        if not isinstance(data, dict) or data.get("kind") != kind or data.get("key") != key \
+                or "payload" not in data:
+            raise IntegrityError(path, "key", f"the {kind} of key {key[:12]}", "another file")
+        if data.get("checksum") != checksum(kind, key, data["payload"]):
+            raise IntegrityError(path, "checksum", "the file as boundlab wrote it", "edited")
+    except IntegrityError as exc:
+        warnings.warn(f"boundlab evaluator cache: {escape(exc)}; not used", RuntimeWarning,
+                      stacklevel=2)
         return None
     return data["payload"]
 
 
 def load_index(directory: str | None = None) -> list[dict] | None:
     """The rows of the catalogue index for the current sources, or None (a miss)."""
-    if directory is None:
-        if not enabled():
-            return None
-        directory = cache_dir()
-    fp = fingerprint()
+    if directory is None and not enabled():
+        return None
+    directory = trusted_dir(directory)
+    fp = fingerprint() if directory is not None else None
     if fp is None:
         return None
     rows = read_checked(index_path(directory, fp), "index", fp)
@@ -195,10 +234,18 @@ def load_index(directory: str | None = None) -> list[dict] | None:
 
 
 def _valid_row(r) -> bool:
-    return (isinstance(r, dict) and all(isinstance(r.get(k), str)
+    """A row as :mod:`boundlab._cache_build` writes it: a catalogue id of a built-in family,
+    text fields, parameter names, an entry key of hex digits or None."""
+    if not (isinstance(r, dict) and all(isinstance(r.get(k), str)
                                         for k in ("id", "family", "kind", "source", "lhs"))
-            and isinstance(r.get("params"), list) and isinstance(r.get("printed"), bool)
-            and (r.get("entry") is None or isinstance(r.get("entry"), str)))
+            and isinstance(r.get("params"), list) and isinstance(r.get("printed"), bool)):
+        return False
+    entry = r.get("entry")
+    return (bool(_ID.match(r["id"])) and r["family"] in _FAMILIES and r["kind"] in _KINDS
+            and r["id"].split(".", 1)[0] == r["family"]
+            and all(isinstance(n, str) and n.isidentifier() for n in r["params"])
+            and (entry is None or (isinstance(entry, str) and re.fullmatch(r"[0-9a-f]{64}",
+                                                                            entry) is not None)))
 
 
 def plugins_installed() -> bool:
@@ -233,8 +280,9 @@ def load_bound(bound_id: str, directory: str | None = None):
     row = next((r for r in rows if r["id"] == bound_id), None)
     if row is None or row["entry"] is None:
         return None
+    directory = trusted_dir(directory)
     if directory is None:
-        directory = cache_dir()
+        return None
     payload = read_checked(entry_path(directory, row["entry"]), "evaluator", row["entry"])
     try:
         bound = decode_bound(payload)
@@ -316,6 +364,9 @@ def decode_bound(payload):
 
     if not isinstance(payload, dict):
         raise TypeError("an entry is a dict")
+    if not all(isinstance(payload[k], list)
+               for k in ("params", "extra_params", "terms", "preconditions")):
+        raise TypeError("params, extra_params, terms and preconditions are lists")
     params = _decode_params(payload["params"])
     extra = _decode_params(payload["extra_params"])
     nargs = len(params)
@@ -338,7 +389,7 @@ def decode_bound(payload):
             raise ValueError("bad precondition")
         pcs.append(FastPrecondition(text, op, tuple(names), program(lhs, len(names)),
                                     program(rhs, len(names))))
-    if not isinstance(payload["id"], str) or not isinstance(payload["kind"], str):
+    if not isinstance(payload["id"], str) or payload["kind"] not in _KINDS:
         raise TypeError("bad id or kind")
     return FastBound(payload["id"], payload["kind"], params, extra,
                      program(payload["program"], nargs), terms, tuple(pcs))

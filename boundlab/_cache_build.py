@@ -6,7 +6,8 @@ original before it is written, so an entry that would not reproduce the compiled
 never stored. A bound whose evaluator is not a program (an expression the compiler does not
 support falls back to ``lambdify``) gets no entry and always takes the sympy path. Writes are
 atomic (temporary file, then rename); a directory that cannot be written makes every function
-here return False, silently: the caller already has its answer from the sympy path.
+here return False, silently, and one that is not private (:func:`boundlab._cache.trusted_dir`)
+makes them return False with a warning: the caller already has its answer from the sympy path.
 
 Example
 -------
@@ -191,10 +192,11 @@ def store_catalogue(directory: str | None = None) -> bool:
     """
     from .registry import _builtin
 
+    if directory is None and not _cache.enabled():
+        return False
+    directory = _cache.trusted_dir(directory)  # None: not private (a warning said so)
     if directory is None:
-        if not _cache.enabled():
-            return False
-        directory = _cache.cache_dir()
+        return False
     fp = _cache.fingerprint()
     if fp is None:
         return False
@@ -219,10 +221,11 @@ def store_bound(bound_id: str, directory: str | None = None) -> bool:
     built-in are not stored (returns False)."""
     from .registry import FAMILIES, _family
 
+    if directory is None and not _cache.enabled():
+        return False
+    directory = _cache.trusted_dir(directory)  # None: not private (a warning said so)
     if directory is None:
-        if not _cache.enabled():
-            return False
-        directory = _cache.cache_dir()
+        return False
     rows = _cache.load_index(directory)
     if rows is None:
         return store_catalogue(directory)

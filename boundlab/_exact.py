@@ -32,7 +32,7 @@ import sympy as sp
 
 from ._fastops import _U, OPS, RTOL, evaluate_program, fill_exact, run_program
 
-__all__ = ["ExactEvaluator", "RTOL"]
+__all__ = ["ExactEvaluator", "RTOL", "foreign_function", "check_functions"]
 
 _OPS = OPS  # the operations (value, error) live in boundlab._fastops (numpy only, no sympy)
 
@@ -47,6 +47,51 @@ class _Unsupported(Exception):
     pass
 
 
+def foreign_function(expr):
+    """The first function application in ``expr`` that is not one of sympy's own -- an
+    undefined function (``sympy.Function("name")``, whose name is any text) or a Function class
+    defined outside sympy -- or None. ``lambdify`` would print its name into Python source.
+
+    >>> x = sp.Symbol("x")
+    >>> foreign_function(sp.exp(x) + sp.Max(x, 1)) is None
+    True
+    >>> foreign_function(sp.Function("os.system")(x))
+    os.system(x)
+    """
+    from sympy.core.function import AppliedUndef
+
+    for node in sp.preorder_traversal(sp.sympify(expr)):
+        if isinstance(node, AppliedUndef) or (
+                isinstance(node, sp.Function)
+                and not type(node).__module__.startswith("sympy.")):
+            return node
+    return None
+
+
+def check_functions(expr, owner: str) -> None:
+    """Raise :class:`~boundlab.errors.BoundlabError` naming ``owner`` and the function when
+    ``expr`` applies a function that is not sympy's own (see :func:`foreign_function`): boundlab
+    never turns a name it did not define into code.
+
+    >>> check_functions(sp.Function("__import__")(sp.Symbol("x")), "mine.b: expr")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.BoundlabError: mine.b: expr: the function '__import__' is not one of \
+sympy's own (an undefined sympy Function); boundlab evaluates only sympy's functions (exp, log, \
+Max, Piecewise, ...): write it as an expression of them
+    """
+    from .errors import BoundlabError
+    from .integrity import escape
+
+    node = foreign_function(expr)
+    if node is None:
+        return
+    name = escape(getattr(node.func, "__name__", type(node).__name__))[:80]
+    raise BoundlabError(f"{owner}: the function {name!r} is not one of sympy's own (an "
+                        "undefined sympy Function); boundlab evaluates only sympy's functions "
+                        "(exp, log, Max, Piecewise, ...): write it as an expression of them")
+
+
 class ExactEvaluator:
     """Vectorized accurate evaluation of ``expr`` at float64 points (see the module docstring).
 
@@ -58,13 +103,17 @@ class ExactEvaluator:
     def __init__(self, expr, symbols, reference=None):
         self.expr = sp.sympify(expr)
         self.reference = sp.sympify(reference) if reference is not None else None
+        for form in (self.expr, self.reference):  # before anything is compiled or lambdified
+            if form is not None:
+                check_functions(form, "expression")
         self.symbols = list(symbols)
         self._prog: list = []
         self._memo: dict = {}
         try:
             self._out = self._compile(self.expr)
             self.checked = True
-        except _Unsupported:  # an unknown function: values by lambdify, fallback on nan/inf only
+        except _Unsupported:  # another sympy function (never a foreign one, see above): values
+            # by lambdify, which prints sympy's own names only; fallback on nan/inf only
             self._plain = sp.lambdify(self.symbols, self.expr, modules="numpy")
             self.checked = False
 

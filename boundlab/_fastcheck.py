@@ -21,8 +21,8 @@ import numpy as np
 
 from .errors import DomainError, MissingParameterError, UnknownNameError
 
-__all__ = ["PRECONDITION_RTOL", "as_real_array", "check_shapes", "validate", "judge",
-           "failed_preconditions", "unchecked_preconditions", "shape_output"]
+__all__ = ["PRECONDITION_RTOL", "MAX_EXACT_INT", "as_real_array", "check_shapes", "validate",
+           "judge", "failed_preconditions", "unchecked_preconditions", "shape_output"]
 
 # relative tolerance used when judging a precondition (eta = 1/(4L) computed in floating point
 # must count as satisfied)
@@ -52,9 +52,33 @@ def validate(owner: str, params: Mapping, extra: Mapping, values: Mapping, *,
         if bad.any():
             shown = arr[bad].ravel()[0] if arr.ndim else float(arr)
             raise DomainError(n, _num(shown), domain.describe())
+        if domain.integer:
+            _check_exact_integers(n, arr, domain.describe())
         out[n] = arr
     check_shapes(out, owner)
     return out
+
+
+#: the largest integer parameter accepted: every integer up to it is a float64
+MAX_EXACT_INT = 2**53
+
+
+def _check_exact_integers(name: str, arr: np.ndarray, domain: str) -> None:
+    """Refuse integers that float64 cannot represent exactly (|n| > 2**53): their neighbours
+    are not representable, so the value given is not the integer meant, and a formula in it
+    overflows (``tau = 1e308`` would give ``inf``).
+
+    >>> _check_exact_integers("tau", np.array([1.0, 1e308]), "integer >= 1")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: tau = 1e+308 is outside its domain: integer >= 1 (an integer \
+parameter must be exactly representable in float64: |tau| <= 2**53 = 9007199254740992)
+    """
+    big = np.abs(arr) > MAX_EXACT_INT
+    if big.any():
+        shown = float(arr[big].ravel()[0]) if arr.ndim else float(arr)
+        raise DomainError(name, shown, domain, "an integer parameter must be exactly "
+                          f"representable in float64: |{name}| <= 2**53 = {MAX_EXACT_INT}")
 
 
 def judge(op: str, lhs, rhs) -> np.ndarray:

@@ -200,6 +200,20 @@ class Bound(BoundEvaluation):
             unknown = set(pc.names) - set(self.params) - set(self.extra_params)
             if unknown:
                 raise ValueError(f"{self.id}: precondition {pc.text!r} uses {sorted(unknown)}")
+        self._check_functions()
+
+    def _check_functions(self) -> None:
+        """Refuse (BoundlabError naming the bound and the function) an expression that applies
+        a function that is not sympy's own: its name would become code in ``lambdify``."""
+        from ._exact import check_functions
+
+        forms = [("expr", self.expr), ("stable", self.stable)]
+        forms += [(f"term {k!r}", v) for k, v in self.terms.items()]
+        for pc in self.preconditions:
+            forms += [(f"precondition {pc.text!r}", pc.lhs), (f"precondition {pc.text!r}", pc.rhs)]
+        for where, form in forms:
+            if form is not None:
+                check_functions(form, f"{self.id}: {where}")
 
     # ------------------------------------------------------------------ introspection
     @property

@@ -30,11 +30,12 @@ import importlib
 import re
 from collections.abc import Mapping
 
+from ._plugins import PLUGIN_TIMEOUT, Hung, describe, in_worker, plugin_timeout, why
 from .errors import BoundlabError, UnknownNameError
 
 __all__ = ["get", "catalogue", "FAMILIES", "ids", "families", "register", "unregister",
            "registration", "is_registered", "registered_ids", "load_plugins", "RegistrationError",
-           "ENTRY_POINT_GROUP", "FUNCTION_CLASSES"]
+           "ENTRY_POINT_GROUP", "FUNCTION_CLASSES", "PLUGIN_TIMEOUT", "plugin_timeout"]
 
 FAMILIES = ("drift", "skew", "weight_error", "contraction")  # the built-in families
 ENTRY_POINT_GROUP = "boundlab.bounds"
@@ -303,7 +304,17 @@ def load_plugins(force: bool = False) -> None:
 
     Runs once per process (``force=True`` reloads: plug-in bounds registered before are
     replaced). A plug-in that fails to load or registers a malformed or duplicate bound raises
-    :class:`RegistrationError` naming the entry point; nothing of that plug-in stays registered.
+    :class:`RegistrationError` naming the entry point (and its distribution); nothing of that
+    plug-in stays registered.
+
+    Plug-ins cannot fake success: a plug-in that raises, calls ``sys.exit`` (``SystemExit`` is
+    caught: it cannot end the process), or does not finish loading within
+    :func:`plugin_timeout` seconds (``$BOUNDLAB_PLUGIN_TIMEOUT``, default 60) fails the command
+    that needed the catalogue: :class:`RegistrationError`, which the command line prints as
+    one ``error:`` line with exit status 2. The command does not go on without the plug-in: its
+    output would silently lack bounds the user installed. Each plug-in loads in a worker
+    thread, so a hang is reported, but the hung thread cannot be stopped (it is a daemon
+    thread: it ends with the process). A ``KeyboardInterrupt`` of the user passes through.
 
     >>> load_plugins()
     """
@@ -324,22 +335,32 @@ def load_plugins(force: bool = False) -> None:
     _PLUGINS["state"] = "done"
 
 
-def _load_one(ep) -> None:
+def _items(ep) -> list:
+    """What the entry point names: loaded, called when callable, as a list of items."""
     from .core import Bound
 
+    obj = ep.load()
+    if callable(obj) and not isinstance(obj, Bound):
+        obj = obj()
+    return [obj] if isinstance(obj, (Bound, tuple)) else list(obj or ())
+
+
+def _load_one(ep) -> None:
     added = []
+    seconds = plugin_timeout()
     try:
-        obj = ep.load()
-        if callable(obj) and not isinstance(obj, Bound):
-            obj = obj()
-        items = [obj] if isinstance(obj, (Bound, tuple)) else list(obj or ())
-        for item in items:
+        for item in in_worker(lambda: _items(ep), seconds):
             bound, kw = (item if isinstance(item, tuple) and len(item) == 2 else (item, {}))
             register(bound, **dict(kw))
             _META[bound.id]["plugin"] = ep.name
             added.append(bound.id)
-    except Exception as exc:  # noqa: BLE001 - reported with the plug-in's name
+    except Hung:
+        raise RegistrationError(f"{describe(ep, ENTRY_POINT_GROUP)}: did not finish loading "
+                                f"within {seconds:g} s (it may hang; $BOUNDLAB_PLUGIN_TIMEOUT "
+                                "sets the limit)") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: reported with its name
         for bid in added:
             unregister(bid)
-        raise RegistrationError(f"plug-in {ep.name!r} ({ep.value}) of entry-point group "
-                                f"{ENTRY_POINT_GROUP}: {exc}") from exc
+        raise RegistrationError(f"{describe(ep, ENTRY_POINT_GROUP)}: {why(exc)}") from exc

@@ -49,6 +49,7 @@ import sympy as sp
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from ._exact import check_functions
 from .errors import BoundlabError, DomainError, PreconditionError, UnknownNameError
 
 __all__ = ["params", "assert_monotone", "STEP_NAMES", "MAGNITUDE", "MIN_FRACTION", "INT_SPAN",
@@ -272,12 +273,15 @@ def _solved(pc, name):
         return None, others
     if not roots:
         return (lambda *a: np.array([])), others
+    for r in roots:  # nothing but sympy's own functions is turned into code
+        check_functions(r, f"precondition {pc.text!r} solved for {name}")
     return sp.lambdify([syms[n] for n in others], roots, modules="numpy"), others
 
 
 @functools.lru_cache(maxsize=1024)
 def _difference(pc):
     expr = sp.sympify(pc.lhs) - sp.sympify(pc.rhs)
+    check_functions(expr, f"precondition {pc.text!r}")
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
     return sp.lambdify(syms, expr, modules="numpy"), [s.name for s in syms]
 

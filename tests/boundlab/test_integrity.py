@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from boundlab.errors import BoundlabError, IntegrityError
-from boundlab.integrity import (check_seal, code_version, digest, escape, loads_plain,
-                                private_dir, read_bounded, seal)
+from boundlab.integrity import (
+    check_seal,
+    code_version,
+    digest,
+    escape,
+    loads_plain,
+    private_dir,
+    read_bounded,
+    seal,
+)
 
 
 def test_digest_is_canonical_and_sensitive():

@@ -79,21 +79,33 @@ def test_tight_settings_are_tighter():
     assert tight["tol_gap_rel"] < 1e-8 and not solver_options("CLARABEL")
 
 
+def _gd_build(pb):  # one gradient step on a smooth strongly convex function (a tiny PEP)
+    from PEPit.functions import SmoothStronglyConvexFunction
+
+    f = pb.declare_function(SmoothStronglyConvexFunction, L=1.0, mu=0.1)
+    xs, x0 = f.stationary_point(), pb.set_initial_point()
+    pb.set_initial_condition((x0 - xs) ** 2 <= 1)
+    pb.set_performance_metric((x0 - 0.5 * f.gradient(x0) - xs) ** 2)
+
+
 def test_shipped_cache_is_read_after_the_users(tmp_path, monkeypatch):
+    # (before issue 20 this stored an uncertified {"value": 2.5}: a claim the loader could not
+    # check, now refused; the shipped entry is a solve with its certificate)
     from verify.tightness import _common
     from verify.tightness.cache import PEPCache
 
-    shipped = PEPCache(tmp_path / "shipped")
-    key = shipped.key("demo", "cls", {"a": 1.0, "_solver": None})
-    shipped.put(key, {"value": 2.5})
-    monkeypatch.setattr(_common, "SHIPPED", tmp_path / "shipped")
+    shipped = tmp_path / "shipped"
+    first = _common.cached_solve("demo", "cls", {"a": 1.0}, _gd_build,
+                                 cache=PEPCache(shipped), solver=None)
+    assert not first["cached"] and round(first["value"], 6) == 0.9025
+    monkeypatch.setattr(_common, "SHIPPED", shipped)
     token = _common.CACHE_ONLY.set(True)  # a miss would raise NotCached
     try:
-        out = _common.cached_solve("demo", "cls", {"a": 1.0}, None,
+        out = _common.cached_solve("demo", "cls", {"a": 1.0}, _gd_build,
                                    cache=PEPCache(tmp_path / "user"), solver=None)
     finally:
         _common.CACHE_ONLY.reset(token)
-    assert out["value"] == 2.5 and out["cached"]
+    assert out["value"] == first["value"] and out["cached"]
 
 
 def test_a_solve_shows_progress_on_a_terminal(monkeypatch):

@@ -130,6 +130,16 @@ def list_rows(family=None, *, use_cache: bool = False) -> list[dict]:
     return rows
 
 
+def _shown(text) -> str:
+    """Text for the terminal: control characters escaped (text may come from a cache file)
+    and rich markup taken literally."""
+    from rich.markup import escape as no_markup
+
+    from boundlab.integrity import escape
+
+    return no_markup(escape(text))
+
+
 def _list(args) -> int:
     rows = list_rows(args.family, use_cache=_use_cache())
     if args.json:
@@ -142,7 +152,8 @@ def _list(args) -> int:
     for col in ("id", "kind", "source", "parameters"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["id"], r["kind"], r["source"], ", ".join(r["params"]))
+        table.add_row(*(_shown(t) for t in (r["id"], r["kind"], r["source"],
+                                             ", ".join(r["params"]))))
     Console(width=160).print(table)
     return 0
 
@@ -221,15 +232,17 @@ def eval_report(b, args) -> int:
         "preconditions_unchecked": b.unchecked_preconditions(**values),
     }
     if args.json:
-        print(dumps_strict(result))
+        print(dumps_strict(result))  # JSON escapes control characters itself
     else:
-        print(f"{b.id} [{b.kind}] = {value:.6g}")
+        from boundlab.integrity import escape  # text may come from a cache file
+
+        print(f"{escape(b.id)} [{escape(b.kind)}] = {value:.6g}")
         for k, v in result["terms"].items():
-            print(f"  {k:14s} {v:.6g}")
+            print(f"  {escape(k):14s} {v:.6g}")
         for text in violated:
-            print(f"  precondition violated: {text}")
+            print(f"  precondition violated: {escape(text)}")
         for text in result["preconditions_unchecked"]:
-            print(f"  precondition not checked (parameter missing): {text}")
+            print(f"  precondition not checked (parameter missing): {escape(text)}")
     if args.strict and violated:
         raise PreconditionError(b.id, violated)
     return 0

@@ -26,6 +26,7 @@ from boundlab.errors import DomainError
 
 from ._solve import TIGHT, PEPRecord, solve_pep
 from .cache import PEPCache
+from .certificate import certified_hit, problem_rows, rows_digest, uncertified_claim
 
 __all__ = [
     "CACHE_ONLY",
@@ -151,7 +152,7 @@ def resolve_cache(cache) -> PEPCache | None:
 
 
 #: PEP results shipped with boundlab (read-only): the README's examples, so they finish in
-#: seconds on a fresh install; consulted after the user's cache
+#: seconds on a fresh install; consulted after the user's cache, and checked the same way
 SHIPPED = pathlib.Path(__file__).with_name("shipped_cache")
 
 
@@ -162,29 +163,34 @@ def cached_solve(method: str, fclass: str, norm: dict, build, *, cache, solver,
 
     ``norm`` holds every normalized parameter the PEP depends on (the cache key); ``build(pb)``
     declares the PEP. The dict carries ``cached`` (bool). The user's cache is read first, then
-    the shipped one (:data:`SHIPPED`); a solve shows a rich status line on a terminal.
-    A solve under :data:`verify.tightness._solve.TIGHT` has its own cache key.
+    the shipped one (:data:`SHIPPED`); an entry is used only when its seal matches this PEP's
+    data and its bracket is recomputed from its certificate
+    (:func:`verify.tightness.certificate.verify_result`); a refused entry warns and the PEP is
+    solved. A solve shows a rich status line on a terminal. A solve under
+    :data:`verify.tightness._solve.TIGHT` has its own cache key.
     """
     store = resolve_cache(cache)
     extra = {"_tight": True} if TIGHT.get() else {}
     key = store.key(method, fclass, {**norm, "_solver": solver, **extra}) if store else None
+    settings = {"tol": tol, "tol_proof": tol_proof, "scale_floor": scale_floor, "use": use}
+    problem = None
     if store is not None:
-        hit = store.get(key)
-        if hit is None and SHIPPED.is_dir():
-            hit = PEPCache(SHIPPED).get(key)
+        hit, problem = certified_hit((store, PEPCache(SHIPPED, read_only=True)), key, build,
+                                     settings)
         if hit is not None:
             return {**hit, "cached": True}
     if CACHE_ONLY.get():
         raise NotCached(method)
-    kw = {k: v for k, v in (("tol", tol), ("tol_proof", tol_proof),
-                            ("scale_floor", scale_floor), ("use", use)) if v is not None}
+    kw = {k: v for k, v in settings.items() if v is not None}
     with _progress(method, norm):
         out = solve_pep(build, solver=solver, **kw)
     out["cached"] = False
-    # a retry's answer is kept even when not ok (it is marked so): it is the final word
-    if store is not None and (out["ok"] or TIGHT.get()
-                              or out["status"] in ("infeasible", "unbounded")):
-        store.put(key, {k: v for k, v in out.items() if k != "cached"})
+    # a retry's answer is kept even when not ok (it is marked so): it is the final word;
+    # an infeasible / unbounded claim has no certificate and is solved again when asked
+    if store is not None and (out["ok"] or TIGHT.get()) and not uncertified_claim(out):
+        if problem is None:
+            problem = problem_rows(build)
+        store.put(key, {k: v for k, v in out.items() if k != "cached"}, rows_digest(problem))
     return out
 
 

@@ -332,7 +332,9 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
 
     ``build`` receives a fresh ``PEPit.PEP`` and declares everything (functions, points,
     constraints, metric). Returns a plain dict: ``value`` (dual), ``lower`` (primal), ``gap``,
-    ``status``, ``solver``, ``seconds``, ``ok``, ``gram_size``, ``errors``, ``attempts``.
+    ``status``, ``solver``, ``seconds``, ``ok``, ``gram_size``, ``errors``, ``attempts``, and,
+    when a solution came back, ``certificate`` (the primal point and the dual multipliers, from
+    which :mod:`verify.tightness.certificate` recomputes the bracket of a cached entry).
     ``tol`` / ``tol_proof``: acceptance tolerances (see :data:`TOL`, :data:`TOL_PROOF`),
     relative to ``max(|value|, |lower|, scale_floor)``. ``use``: which side of the solution the
     caller relies on -- ``"both"``; ``"upper"`` (only the dual certificate: dual feasibility and
@@ -353,6 +355,8 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
     """
     from PEPit import PEP
     from PEPit.point import Point
+
+    from .certificate import pack
 
     attempts, out = [], None
     # a retry under TIGHT asks for a second opinion: SCS (eps 1e-9) first, then Clarabel at
@@ -386,7 +390,8 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
                 ok = primal_ok and abs(gap) <= 10 * tol * scale
             else:
                 ok = primal_ok and dual_ok and abs(gap) <= tol * scale
-            out = {"value": value, "lower": lower, "gap": gap, "ok": ok, "errors": errors}
+            out = {"value": value, "lower": lower, "gap": gap, "ok": ok, "errors": errors,
+                   "certificate": pack(wrapper)}  # what a cache loader re-checks
         else:
             out = {"value": None, "lower": None, "gap": None, "ok": False, "errors": {}}
         seconds = time.perf_counter() - t0

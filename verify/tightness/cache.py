@@ -2,13 +2,29 @@
 
 PEPs are solved in normalized units (L = 1 and one scale parameter set to 1, see
 :mod:`verify.tightness.scaling`), so one cached entry serves every problem that differs by a
-rescaling. The key is the canonical JSON of ``{"method", "class", "params"}`` with floats
-rounded to 12 significant digits; the file name is its SHA-256. Each file also stores a SHA-256
-checksum of its key and result; an entry that is corrupt, foreign, edited (checksum) or
-malformed (:func:`valid_result`) reads as a miss, so the PEP is re-solved and the entry
-rewritten. Writes go to a temporary file in the same directory and are renamed (atomic); a
-cache that cannot be written (``BOUNDLAB_CACHE`` pointing at a file, a read-only directory)
-warns and keeps the solve.
+rescaling. The key is the canonical JSON of ``{"format", "method", "class", "params"}`` with
+floats rounded to 12 significant digits; the file name is its SHA-256.
+
+A cache file is data from a stranger (issue 20), so:
+
+* the user's cache lives in a private directory (:func:`boundlab.integrity.private_dir`: mode
+  0700, owned by the user); a directory that others can write, or that another user owns, is
+  refused with a warning, and every PEP is solved (the same output, slower);
+* a file is read with a size limit (:data:`MAX_ENTRY_BYTES`) as strict JSON, and sealed
+  (:func:`boundlab.integrity.seal`): the claim is the key and the digest of the PEP's data
+  (its constraint rows, :func:`verify.tightness.certificate.rows_digest`), the payload is the
+  result; a file of another PEP, an edited or a truncated file is refused with a warning that
+  names the file and the field, and the PEP is re-solved and the entry rewritten. The entry is
+  bound to the code through what the code builds (the PEP's rows), not through a hash of the
+  sources: an edit elsewhere keeps the entries (and the shipped ones) valid, an edit of a model
+  that changes its PEP refuses them;
+* the result carries the solver's certificate, and the bracket is *recomputed* from it on load
+  (:mod:`verify.tightness.certificate`, done by :func:`verify.tightness._common.cached_solve`):
+  a forged bracket with a recomputed seal is still refused.
+
+Writes go to a temporary file in the same directory and are renamed (atomic); a cache that
+cannot be written (``BOUNDLAB_CACHE`` pointing at a file, a read-only directory) warns and
+keeps the solve.
 
 Location: ``$BOUNDLAB_CACHE/pep`` when the environment variable ``BOUNDLAB_CACHE`` is set (the
 root of boundlab's caches), else ``~/.cache/boundlab/pep``. Tests pass a temporary directory.
@@ -35,10 +51,18 @@ import math
 import os
 import pathlib
 import tempfile
+import warnings
 
-__all__ = ["PEPCache", "canonical", "default_cache_dir", "checksum", "valid_result"]
+from boundlab.errors import IntegrityError
+from boundlab.integrity import check_seal, escape, loads_plain, private_dir, read_bounded, seal
 
-_FORMAT = 3  # entries of older builds (no checksum) read as misses and are rewritten
+__all__ = ["PEPCache", "canonical", "default_cache_dir", "checksum", "valid_result",
+           "MAX_ENTRY_BYTES"]
+
+_FORMAT = 4  # 4: sealed, with the solver's certificate; older entries read as misses
+#: the largest cache file read (a Gram size of ~200 needs ~2 MB)
+MAX_ENTRY_BYTES = 32 * 2**20
+_TEXT_MAX = 400  # the longest status / solver text kept from a file
 
 
 def default_cache_dir() -> pathlib.Path:
@@ -76,8 +100,14 @@ def canonical(obj):
         raise TypeError(f"cannot put {type(obj).__name__} in a cache key") from None
 
 
+def _payload(result) -> bytes:
+    """The canonical bytes of a result (strict JSON: a non-finite number raises ValueError)."""
+    return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
+
+
 def checksum(key, result) -> str:
-    """SHA-256 of the canonical JSON of ``(key, result)`` (detects edits and truncation).
+    """SHA-256 of the canonical JSON of ``(key, result)`` (detects edits and truncation; a
+    forger can recompute it, which is why entries are also sealed and certified).
 
     >>> len(checksum({"a": 1}, {"value": 2.0}))
     64
@@ -98,13 +128,21 @@ def _num_or_none(v, *, allow_inf: bool = True) -> bool:
     return not math.isnan(v) and (allow_inf or math.isfinite(v))
 
 
+def _plain_text(v) -> bool:
+    return isinstance(v, str) and len(v) <= _TEXT_MAX and escape(v) == v
+
+
 def valid_result(result) -> bool:
     """Schema of a cached solve: a dict; when a PEP result (it has ``ok``), the fields the
     records read, with their types (value / lower / gap a number or null; ok a bool; solver,
-    status text; seconds a finite number >= 0; gram_size an int >= 0; errors a dict).
+    status plain text without control characters; seconds a finite number >= 0; gram_size an
+    int >= 0; errors a dict of numbers; attempts a list).
 
     >>> valid_result({"value": 1.5}), valid_result({"value": "abc"}), valid_result([1])
     (True, False, False)
+    >>> valid_result({"value": 1.0, "lower": 1.0, "gap": 0.0, "ok": True, "solver": "SCS",
+    ...               "status": "optimal\\x1b[2J", "seconds": 1.0, "gram_size": 3})
+    False
     """
     if not isinstance(result, dict):
         return False
@@ -117,12 +155,21 @@ def valid_result(result) -> bool:
         v = result.get(k)
         if not isinstance(v, typ) or (typ is not bool and isinstance(v, bool)):
             return False
-    if not (math.isfinite(result["seconds"]) and result["seconds"] >= 0
+    if not (_plain_text(result["solver"]) and _plain_text(result["status"])
+            and math.isfinite(result["seconds"]) and result["seconds"] >= 0
             and result["gram_size"] >= 0):
         return False
     if not all(k in result for k in ("value", "lower", "gap")):
         return False
-    return isinstance(result.get("errors", {}), dict) or result.get("errors") is None
+    errors = result.get("errors") or {}
+    if not isinstance(errors, dict) or not all(_num_or_none(v) for v in errors.values()):
+        return False
+    return isinstance(result.get("attempts", []), list)
+
+
+def _refuse(exc: IntegrityError) -> None:
+    warnings.warn(f"PEP cache entry refused: {exc}; solving instead", RuntimeWarning,
+                  stacklevel=3)
 
 
 class PEPCache:
@@ -132,59 +179,107 @@ class PEPCache:
     ----------
     directory : path or None
         Where to keep the files; ``None`` means :func:`default_cache_dir`.
+    read_only : bool
+        A cache shipped with the package (:data:`verify.tightness._common.SHIPPED`): never
+        written, read wherever it is installed (its entries pass the same seal and certificate
+        checks as the user's).
     """
 
-    def __init__(self, directory=None):
+    def __init__(self, directory=None, *, read_only: bool = False):
         self.directory = pathlib.Path(directory) if directory is not None else default_cache_dir()
+        self.read_only = read_only
 
     def key(self, method: str, fclass: str, params: dict) -> dict:
         """The canonical key of one PEP."""
         return {"format": _FORMAT, "method": method, "class": fclass,
                 "params": canonical(dict(params))}
 
-    def _path(self, key: dict) -> pathlib.Path:
+    def _root(self) -> pathlib.Path | None:
+        """The directory when it can be trusted, else None (with a warning)."""
+        if not self.read_only:
+            return private_dir(self.directory, "PEP cache")
+        # shipped with the package: as trusted as the code beside it (its modes are the
+        # installer's umask), and every entry is certified on load all the same
+        return self.directory if self.directory.is_dir() else None
+
+    def path(self, key: dict, root=None) -> pathlib.Path:
+        """Where the entry of ``key`` lives."""
         text = json.dumps(key, sort_keys=True, separators=(",", ":"))
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
-        return self.directory / key["method"] / f"{digest}.json"
+        return pathlib.Path(root or self.directory) / key["method"] / f"{digest}.json"
 
-    def get(self, key: dict) -> dict | None:
-        """The stored result for ``key``, or ``None``: missing, unreadable, another key, a
-        checksum that does not match (edited or truncated), or a result that fails
-        :func:`valid_result` — the caller then re-solves and :meth:`put` rewrites the entry."""
-        path = self._path(key)
+    _path = path
+
+    def has(self, key: dict) -> bool:
+        """True when a file exists for ``key`` (nothing is read or checked)."""
+        return self.path(key).is_file()
+
+    def get(self, key: dict, problem: str | None = None) -> dict | None:
+        """The stored result for ``key`` (of the PEP whose data digest is ``problem``), or
+        ``None``: missing, or refused with a warning naming the file and the field (an
+        untrusted directory, too large, not strict JSON, another key or PEP, an edited
+        payload, a result off :func:`valid_result`) -- the caller then re-solves and
+        :meth:`put` rewrites the entry."""
+        root = self._root()
+        if root is None:
+            return None
+        path = self.path(key, root)
+        if not path.exists():
+            return None
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
+            return self._read(path, key, problem)
+        except IntegrityError as exc:
+            _refuse(exc)
             return None
-        if not isinstance(data, dict) or data.get("key") != key:
-            return None
-        result = data.get("result")
-        if data.get("checksum") != checksum(key, result) or not valid_result(result):
-            return None
+
+    def _read(self, path, key, problem):
+        data = loads_plain(read_bounded(path, MAX_ENTRY_BYTES, "PEP cache entry"), path,
+                           "PEP cache entry")
+        if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
+            raise IntegrityError(path, "result", "a boundlab PEP cache entry", "it has none")
+        result = data["result"]
+        try:
+            payload = _payload(result)
+        except ValueError:
+            raise IntegrityError(path, "result", "strict JSON", "non-finite number") from None
+        check_seal(data.get("seal"), {"key": key, "problem": problem}, payload, path)
+        if not valid_result(result):
+            raise IntegrityError(path, "result", "a PEP result (numbers, plain text)",
+                                 "a field is missing or of the wrong type")
         return result
 
-    def put(self, key: dict, result: dict) -> bool:
-        """Store ``result`` (JSON-ready dict) under ``key``, atomically, with its checksum.
+    def put(self, key: dict, result: dict, problem: str | None = None) -> bool:
+        """Store ``result`` (JSON-ready dict) under ``key``, atomically, sealed with ``key``
+        and ``problem`` (the PEP's data digest).
 
         A cache that cannot be written (a file where the directory should be, no space, no
-        permission) never loses the solve: a warning is issued and ``False`` returned.
+        permission, a directory others can write) never loses the solve: a warning is issued
+        and ``False`` returned. A result with a non-finite number is not stored.
         """
-        path = self._path(key)
-        text = json.dumps({"key": key, "result": result, "checksum": checksum(key, result)},
-                          sort_keys=True, allow_nan=True)
+        if self.read_only:
+            return False
+        try:
+            payload = _payload(result)
+        except ValueError:
+            return False
+        root = self._root()
+        if root is None:
+            return False
+        path = self.path(key, root)
+        text = json.dumps({"key": key, "problem": problem, "result": result,
+                           "seal": seal({"key": key, "problem": problem}, payload)},
+                          sort_keys=True, allow_nan=False)
         tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)
             os.replace(tmp, path)
             return True
         except OSError as exc:
-            import warnings
-
-            warnings.warn(f"PEP cache {self.directory} not written ({exc}); the result is kept "
-                          "in memory only", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"PEP cache {escape(self.directory)} not written ({escape(exc)}); "
+                          "the result is kept in memory only", RuntimeWarning, stacklevel=2)
             return False
         finally:
             if tmp is not None and os.path.exists(tmp):
@@ -196,7 +291,7 @@ class PEPCache:
     def clear(self) -> int:
         """Delete every cached entry; returns how many files were removed."""
         n = 0
-        if self.directory.exists():
+        if self.directory.exists() and not self.read_only:
             for p in self.directory.rglob("*.json"):
                 p.unlink()
                 n += 1
