@@ -134,15 +134,9 @@ def trusted_dir(directory: str | None = None) -> str | None:
 # ------------------------------------------------------------------------------ fingerprint
 def _sources(pkg: str):
     """(relative path, bytes) of every ``.py`` file under ``pkg``, sorted."""
-    out = []
-    for root, dirs, files in os.walk(pkg):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for f in sorted(files):
-            if f.endswith(".py"):
-                path = os.path.join(root, f)
-                with open(path, "rb") as fh:
-                    out.append((os.path.relpath(path, pkg).replace(os.sep, "/"), fh.read()))
-    return sorted(out)
+    from .integrity import source_files
+
+    return source_files(pkg)
 
 
 def sympy_release() -> bytes | None:

@@ -41,7 +41,7 @@ import warnings
 
 from .errors import IntegrityError
 
-__all__ = ["digest", "sha256", "code_version", "seal", "check_seal", "read_bounded",
+__all__ = ["digest", "sha256", "code_version", "source_files", "seal", "check_seal", "read_bounded",
            "loads_plain", "private_dir", "escape", "MAX_JSON_DEPTH", "CODE_PACKAGES"]
 
 #: JSON read back from a file may nest at most this deep
@@ -87,7 +87,12 @@ def _sources(name: str) -> list[tuple[str, bytes]]:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         return []
-    root = list(spec.submodule_search_locations)[0]
+    return source_files(list(spec.submodule_search_locations)[0])
+
+
+def source_files(root) -> list[tuple[str, bytes]]:
+    """``(relative path, bytes)`` of every ``.py`` file under ``root``, sorted (what a code
+    fingerprint hashes)."""
     out = []
     for base, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

@@ -29,7 +29,7 @@ import threading
 __all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_savefig",
            "output_set", "check_output_dir", "OUTPUT_FILES", "json_safe", "dumps_strict",
            "MANIFEST", "write_manifest", "read_manifest", "clean_temps", "TMP_MARK",
-           "check_replaceable", "foreign_files"]
+           "check_replaceable", "foreign_files", "process_alive"]
 
 #: the files a ``boundlab verify`` output set holds (the manifest lists them all)
 OUTPUT_FILES = ("report.md", "results.csv")
@@ -444,16 +444,25 @@ def _clean_stale(target: pathlib.Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running (this one, another user's, or any pid the
+    system will not judge): only a pid that is certainly gone gives False.
+
+    >>> process_alive(os.getpid())
+    True
+    """
     if pid == os.getpid():
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
     return True
+
+
+_alive = process_alive
 
 
 # ---------------------------------------------------------------------- strict JSON

@@ -311,15 +311,9 @@ def _clean_temps(directory: pathlib.Path) -> list[str]:
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0
-    return True
+    from boundlab.io import process_alive
+
+    return process_alive(pid)
 
 
 def _tail(exc: IntegrityError) -> str:

@@ -356,7 +356,7 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
     from PEPit import PEP
     from PEPit.point import Point
 
-    from .certificate import pack
+    from .certificate import judge, pack
 
     attempts, out = [], None
     # a retry under TIGHT asks for a second opinion: SCS (eps 1e-9) first, then Clarabel at
@@ -379,17 +379,8 @@ def solve_pep(build, *, solver: str | None = None, tol: float = TOL,
             out = {"value": math.inf, "lower": math.inf, "gap": None, "ok": True, "errors": {}}
         elif value is not None and wrapper is not None and wrapper.G.value is not None:
             lower, value, errors = _certificate(wrapper)
-            scale = max(abs(value), abs(lower), scale_floor)
             gap = value - lower
-            primal_ok = max(errors["primal_psd"], errors["primal_constraints"]) <= tol * scale
-            dual_ok = max(errors["dual_psd"], errors["dual_sign"]) <= tol * scale \
-                and errors["proof"] <= tol_proof * scale
-            if use == "upper":
-                ok = dual_ok and abs(gap) <= 10 * tol * scale
-            elif use == "lower":
-                ok = primal_ok and abs(gap) <= 10 * tol * scale
-            else:
-                ok = primal_ok and dual_ok and abs(gap) <= tol * scale
+            ok = judge(lower, value, errors, tol, tol_proof, scale_floor, use)
             out = {"value": value, "lower": lower, "gap": gap, "ok": ok, "errors": errors,
                    "certificate": pack(wrapper)}  # what a cache loader re-checks
         else:
