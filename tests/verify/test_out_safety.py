@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from boundlab.errors import DomainError
+from boundlab.errors import BoundlabError, DomainError
 from boundlab.io import MANIFEST, TMP_MARK, check_output_dir, clean_temps, output_set
 from verify.cli import main
 
@@ -160,3 +160,21 @@ def test_worst_instance_save_and_write_log_never_overwrite_a_users_file(tmp_path
         g = tmp_path / f"ours.{suffix}"
         write_log(tr, g)
         write_log(tr, g)
+
+
+def test_sweep_out_keeps_the_users_files(tmp_path):
+    import verify
+
+    out = tmp_path / "sweeps"
+    before = _user_folder(out)
+    (out / "sweep.json").write_text('{"my": "notes"}')
+    before[out / "sweep.json"] = (out / "sweep.json").read_bytes()
+    with pytest.raises(BoundlabError, match="sweep.json"):  # not boundlab's: refused, kept
+        verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2]}, seeds=1, rounds=2,
+                     out=out, lr=0.1)
+    assert _intact(before)
+    (out / "sweep.json").unlink()
+    del before[out / "sweep.json"]
+    df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2]}, seeds=1, rounds=2,
+                      out=out, lr=0.1)  # beside the user's files: they are kept as they are
+    assert len(df) and _intact(before)
