@@ -34,8 +34,9 @@ from ._plugins import PLUGIN_TIMEOUT, Hung, describe, in_worker, plugin_timeout,
 from .errors import BoundlabError, UnknownNameError
 
 __all__ = ["get", "catalogue", "FAMILIES", "ids", "families", "register", "unregister",
-           "registration", "is_registered", "registered_ids", "load_plugins", "RegistrationError",
-           "ENTRY_POINT_GROUP", "FUNCTION_CLASSES", "PLUGIN_TIMEOUT", "plugin_timeout"]
+           "registration", "meta", "is_registered", "registered_ids", "load_plugins",
+           "RegistrationError", "ENTRY_POINT_GROUP", "FUNCTION_CLASSES", "PLUGIN_TIMEOUT",
+           "plugin_timeout"]
 
 FAMILIES = ("drift", "skew", "weight_error", "contraction")  # the built-in families
 ENTRY_POINT_GROUP = "boundlab.bounds"
@@ -233,6 +234,32 @@ def registration(bound_id: str) -> dict:
     """
     get(bound_id)
     return dict(_META.get(bound_id, {}))
+
+
+def meta(bound_id: str) -> dict:
+    """What a bound speaks about, for catalogue and registered bounds alike: ``algorithm``,
+    ``function_class``, ``run`` (the fixed instance ``boundlab verify`` judges it on, or
+    None), ``symbols`` (the paper's meaning of clashing symbols, see
+    :mod:`boundlab._catalogue_meta`; empty for a registered bound) and ``plugin``.
+
+    A catalogue bound's entry comes from its paper (:data:`boundlab._catalogue_meta.META`);
+    a registered bound's from :func:`register`. Copies: editing the result changes nothing.
+
+    >>> m = meta("drift.plateau")
+    >>> m["algorithm"], m["function_class"], m["run"] is None
+    ('fedavg', 'smooth-convex', True)
+    """
+    import copy
+
+    get(bound_id)
+    if bound_id in _USER:
+        return {"symbols": {}, **copy.deepcopy(_META.get(bound_id, {}))}
+    from ._catalogue_meta import META
+
+    entry = META.get(bound_id, {})
+    return {"algorithm": entry.get("algorithm"), "function_class": entry.get("function_class"),
+            "run": copy.deepcopy(entry.get("run")), "symbols": dict(entry.get("symbols") or {}),
+            "plugin": None}
 
 
 def _check_bound(b) -> None:

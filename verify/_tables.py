@@ -68,7 +68,8 @@ def _inv(x):
 
 def informativeness(results) -> list[dict]:
     """Per upper bound: fixed-instance LHS/RHS (the largest over the fixed toys' rows that were
-    judged), worst-instance LHS/RHS (search) and the PEP bracket [LB/B, UB/B]."""
+    judged), worst-instance LHS/RHS (the largest over its search rows) and the PEP bracket
+    [LB/B, UB/B] (the widest-known of its rows, fixed or search)."""
     rows: dict[str, dict] = {}
     for r in bound_checks(results):
         if not r.bound_id:
@@ -78,10 +79,11 @@ def informativeness(results) -> list[dict]:
                                          "worst_evals": 0, "worst_verdict": "",
                                          "pep_lo": float("nan"), "pep_hi": float("nan")})
         if r.worst:
-            d["worst"], d["worst_evals"] = r.worst_ratio, r.worst.get("evaluations", 0)
-            d["worst_verdict"] = r.verdict
-            continue
-        if r.verdict in ("holds", "VIOLATED"):
+            w = r.worst_ratio
+            if not d["worst_verdict"] or (math.isfinite(w) and not (w <= d["worst"])):
+                d["worst"], d["worst_evals"] = w, r.worst.get("evaluations", 0)
+                d["worst_verdict"] = r.verdict
+        elif r.verdict in ("holds", "VIOLATED"):
             f = _inv(r.ratio)
             if math.isfinite(f) and not (f <= d["fixed"]):
                 d["fixed"], d["fixed_case"] = f, f"{r.check} {r.case}".strip()
@@ -124,14 +126,18 @@ def markdown_tables(results) -> list[str]:
         md.append(f"| {r.check} | {r.case} | {r.paper} | {r.statement} | {_fmt(r.statistic)} | "
                   f"{iv} | {_fmt(r.threshold)} | **{r.verdict}** |")
     md += ["", "## How informative is each \"holds\"", "",
-           "Per upper bound, as fractions of the bound (LHS / RHS; 1 = tight, > 1 = violated): "
-           "the largest over the fixed toys (and which row), the worst instance the search found "
-           "(`verify.worst_instance`: quadratic problems with the toy's L, mu, Gamma or zeta and "
-           "D held fixed, G and Delta measured per instance), and the PEP bracket [LB/B, UB/B] "
-           "of the exact worst case at the fixed toy's parameter point (2 clients; where a model "
-           "exists). The three answer different questions; a search ratio above the PEP's UB/B "
-           "is possible because the PEP fixes G and Delta, the search does not.", "",
-           "| bound | fixed instance | fixed row | worst instance found | PEP [LB/B, UB/B] "
+           "Per upper bound, as fractions of the bound (orientation: measured LHS / bound RHS; "
+           "1 = tight, > 1 = violated): the largest over the fixed toys (and which row), the "
+           "worst ratio the search found (`verify.falsify`, or `verify.worst_instance` for the "
+           "hand-written searches: for a catalogue bound, quadratic problems with the paper's "
+           "L, mu, Gamma or zeta and D held fixed, G and Delta measured per instance; the "
+           "largest over the searches of the bound), and the PEP bracket [LB/B, UB/B] of the "
+           "exact worst case at the fixed toy's parameter point (where a model exists; `—`: "
+           "none, or not cached, see the bound checks' tightness column). The three answer "
+           "different questions; a search ratio above the PEP's UB/B is possible because the "
+           "PEP fixes G and Delta, the search does not.", "",
+           "| bound | fixed instance | fixed row | worst ratio found (measured / bound) "
+           "| PEP [LB/B, UB/B] "
            "| search verdict |",
            "|---|---|---|---|---|---|"]
     for d in informativeness(results):
@@ -171,7 +177,7 @@ def print_tables(results, console) -> None:
     info = informativeness(results)
     if info:
         t = Table(title="how informative is each 'holds' (LHS / RHS: 1 = tight)")
-        for col in ("bound", "fixed instance", "fixed row", "worst instance found",
+        for col in ("bound", "fixed instance", "fixed row", "worst ratio found (meas. / bound)",
                     "PEP [LB/B, UB/B]"):
             t.add_column(col, overflow="fold")
         for d in info:

@@ -39,12 +39,16 @@ identities ``speed_constant``, ``error_constant``, ``e_opt``, ``cutoff``, ``lemm
 Right-hand side parameters
 --------------------------
 In increasing priority: the problem's constants (``toys.constants``: L, mu, Gamma, zeta, sigma,
-G, D; D0 = D), the run's hyper-parameters through :data:`HYPER` (per family where the papers'
-symbols clash), the measured ones (``rho_bar`` = min rho_min, ``rho_tilde`` = max rho_star,
-``pi`` = min kappa_min, ``p_min`` = min p, ``S`` = sum p^2, ``Delta`` = gap_0 for the contraction
-family, ``F`` = gap_0 for weight_error, and the per-round ones above), then ``params``.
-Only scalar ``lr`` maps (a schedule needs ``params``). A bound of another family (a user
-bound) gets the default mapping; one registered in a built-in family gets that family's.
+G, D; D0 = D), the run's hyper-parameters through :data:`HYPER` and the bound's symbol table
+(:func:`symbols`: where the papers' symbols clash), the measured ones (``rho_bar`` = min
+rho_min, ``rho_tilde`` = max rho_star, ``pi`` = min kappa_min, ``Pi`` = max kappa_max,
+``p_min`` = min p, ``S`` = sum p^2, a symbol mapped to ``"gap_0"`` = F(x_0) - F* (BC's
+``Delta``, FedAU's ``F``), and the per-round ones above), then ``params``.
+Only scalar ``lr`` maps (a schedule needs ``params``). The symbol table comes from the bound's
+metadata (:func:`boundlab.registry.meta`: the paper's notation for a catalogue bound), else
+from its registered algorithm (:data:`ALGORITHM_SYMBOLS`), never from its id; a registered
+bound with neither, whose id is in a built-in family, keeps that family's table (deprecated:
+register it with ``algorithm=``).
 
 Example
 -------
@@ -69,7 +73,8 @@ from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
 from .compare import compare
 
-__all__ = ["check", "check_log", "LHS", "NOT_MEASURABLE", "HYPER", "rhs_params"]
+__all__ = ["check", "check_log", "LHS", "NOT_MEASURABLE", "HYPER", "ALGORITHM_SYMBOLS",
+           "rhs_params", "symbols"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,36 @@ HYPER = {
     "weight_error": {"gamma": "lr", "eta": "server_lr"},  # FedAU: gamma local, eta global
 }
 _DEFAULTS = {"local_steps": 1, "server_lr": 1.0, "prox": 0.0}
+_BC = {"gamma": "lr", "Delta": "gap_0"}  # BC (seed 003): the local step is gamma
+_FEDAU = {"gamma": "lr", "eta": "server_lr", "F": "gap_0"}  # FedAU: gamma local, eta global
+#: symbol table of a registered bound that declares its algorithm but no symbols
+ALGORITHM_SYMBOLS = {"fedprox": _BC, "fedprox-bc": _BC, "beta": _BC, "fedau": _FEDAU,
+                     "fedau-known": _FEDAU}
+_LEGACY = {"contraction": {**HYPER["contraction"], "Delta": "gap_0"},
+           "weight_error": {**HYPER["weight_error"], "F": "gap_0"}, "skew": HYPER["skew"]}
+
+
+def symbols(bound) -> dict:
+    """Bound symbol <- run setting, constant or ``"gap_0"`` (see the module docstring).
+
+    >>> import boundlab
+    >>> symbols(boundlab.get("contraction.fedprox_sc"))["gamma"]
+    'lr'
+    >>> symbols(boundlab.get("drift.plateau"))["eta"]
+    'lr'
+    """
+    table = dict(HYPER["default"])
+    try:
+        meta = boundlab.registry.meta(bound.id)
+    except UnknownNameError:  # a Bound object that is not registered
+        meta = {}
+    if meta.get("symbols"):
+        table.update(meta["symbols"])
+    elif meta.get("algorithm") in ALGORITHM_SYMBOLS:
+        table.update(ALGORITHM_SYMBOLS[meta["algorithm"]])
+    elif bound.family in _LEGACY and boundlab.registry.is_registered(bound.id):
+        table.update(_LEGACY[bound.family])
+    return table
 
 
 def rhs_params(bound, setting: dict, consts: dict | None = None, log=None) -> dict:
@@ -159,36 +194,36 @@ def rhs_params(bound, setting: dict, consts: dict | None = None, log=None) -> di
     """
     bound = _bound(bound)
     names = {**bound.params, **bound.extra_params}
-    table = {**HYPER["default"], **HYPER.get(bound.family, {})}
+    table = symbols(bound)
     s = {**_DEFAULTS, **setting}
     out = dict(consts or {})
     if "D" in out:
         out.setdefault("D0", out["D"])
     for sym, src in table.items():
-        if src is None:
+        if src is None or src == "gap_0":
             continue
         if src == "rounds*local_steps":
             v = s["rounds"] * s["local_steps"] if "rounds" in s else None
         else:
-            v = s.get(src)
+            v = s.get(src, (consts or {}).get(src))
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
             out[sym] = v
     if log is not None:
-        out.update(_measured_scalars(bound, log))
+        out.update(_measured_scalars(table, log))
     if "p" in s and s["p"] is not None:
         p = np.asarray(s["p"], dtype=float)
         out.update(p_min=float(p.min()), S=float(np.sum(p**2)))
     return {k: v for k, v in out.items() if k in names}
 
 
-def _measured_scalars(bound, c) -> dict:
+def _measured_scalars(table, c) -> dict:
     out = {}
     for name, col, agg in (("rho_bar", "rho_min", np.min), ("rho_tilde", "rho_star", np.max),
-                           ("pi", "kappa_min", np.min)):
+                           ("pi", "kappa_min", np.min), ("Pi", "kappa_max", np.max)):
         if col in c and np.any(np.isfinite(_last(c[col]))):
             out[name] = float(agg(_last(c[col])[np.isfinite(_last(c[col]))]))
-    if "gap" in c and bound.family in ("contraction", "weight_error"):
-        out["Delta" if bound.family == "contraction" else "F"] = float(c["gap"][0])
+    if "gap" in c:
+        out.update({sym: float(c["gap"][0]) for sym, src in table.items() if src == "gap_0"})
     return out
 
 
@@ -279,7 +314,7 @@ def check_log(bound, log, params=None, *, columns=None, level: float = 0.95,
     q = _quantity(bound)
     frame = _log_check.rename(read_log(log, max_bytes=max_bytes), columns)
     _need_columns(q, frame, bound)
-    table = {**HYPER["default"], **HYPER.get(bound.family, {})}
+    table = symbols(bound)
     logs, derived = _log_check.prepare(bound, q, frame, params, table)
     return _judge(bound, logs, {}, derived, params, level, problem="log", algorithm="log")
 
@@ -302,7 +337,7 @@ def _columns(q: Quantity, log, bound) -> dict:
     if bound.lhs in log.columns:
         return {**cols, "_lhs": log[bound.lhs].to_numpy(dtype=float)}
     _need_columns(q, log, bound)
-    for c in set(q.columns) | {"gap", "rho_min", "rho_star", "kappa_min"}:
+    for c in set(q.columns) | {"gap", "rho_min", "rho_star", "kappa_min", "kappa_max"}:
         if c in log.columns:
             cols[c] = log[c].to_numpy(dtype=float)
     empty = [c for c in q.columns if not np.any(np.isfinite(cols[c]))]

@@ -1,8 +1,10 @@
 """The check registry and the suite runner behind ``boundlab verify``.
 
 A check is a function ``fn(ctx) -> list[CheckResult]`` registered with :func:`register` under a
-family and the bound ids it judges. The runner selects checks (``--only FAMILY|ID|CHECK``), runs
-them with a progress bar, and records a crash as an ``error`` result so the suite goes on.
+family and the bound ids it judges. Every catalogue bound also gets a check generated from its
+metadata (:mod:`verify.checks.generic`: a fixed instance and a ``verify.falsify`` search).
+The runner selects checks (``--only FAMILY|ID|CHECK``), runs them with a progress bar, and
+records a crash as an ``error`` result so the suite goes on.
 
 Example
 -------
@@ -22,9 +24,13 @@ from boundlab.errors import DomainError, UnknownNameError
 
 from .compare import CheckResult, errored
 
-__all__ = ["Context", "CheckSpec", "register", "checks", "select", "run_suite", "FAMILIES"]
+__all__ = ["Context", "CheckSpec", "register", "checks", "select", "run_suite", "FAMILIES",
+           "FALSIFY_BUDGET", "FALSIFY_BUDGET_QUICK"]
 
 FAMILIES = ("drift", "skew", "weight_error", "contraction")
+#: evaluations of each generated falsify search in the main job (``--budget`` raises it)
+FALSIFY_BUDGET = 40
+FALSIFY_BUDGET_QUICK = 12
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,19 @@ class Context:
     worst_budget: int | None = None
     executor: str = "local"
     scheduler: str | None = None
+    falsify_budget: int | None = None
+
+    def search_budget(self) -> int:
+        """Instance evaluations of each generated ``verify.falsify`` search
+        (:mod:`verify.checks.generic`): ``falsify_budget`` (``boundlab verify --budget N``;
+        0 = no search), else :data:`FALSIFY_BUDGET` (``--quick``: :data:`FALSIFY_BUDGET_QUICK`).
+
+        >>> Context(quick=True).search_budget(), Context(falsify_budget=500).search_budget()
+        (12, 500)
+        """
+        if self.falsify_budget is not None:
+            return int(self.falsify_budget)
+        return FALSIFY_BUDGET_QUICK if self.quick else FALSIFY_BUDGET
 
     def budget(self, full: int, quick: int) -> int:
         """Instance evaluations of a worst-instance search (``worst_budget`` overrides)."""
@@ -111,6 +130,10 @@ def _load() -> None:
             except ModuleNotFoundError as exc:
                 if exc.name != f"verify.checks.{fam}":
                     raise
+        from .checks.generic import specs  # every catalogue bound, from its metadata
+
+        for spec in specs():
+            _REGISTRY.setdefault(spec.name, spec)
         _LOADED = True
 
 

@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--worst-budget", type=int, default=None, metavar="N",
                    help="instances evaluated by each worst-instance search (default: per check, "
                         "about 100-160; --quick: 12-20)")
+    p.add_argument("--budget", type=int, default=None, metavar="N",
+                   help="instances evaluated by each generated verify.falsify search of a "
+                        "catalogue bound (default 40; --quick: 12; 0: no search)")
     p.add_argument("--executor", default="local", choices=("local", "dask"),
                    help="where the checks' seeds and settings run: local (default) or dask "
                         "(the [dask] extra; identical results)")
@@ -59,6 +62,8 @@ def _run(args) -> int:
         raise DomainError("--seeds", args.seeds, "integer >= 1")
     if args.worst_budget is not None and args.worst_budget < 10:
         raise DomainError("--worst-budget", args.worst_budget, "integer >= 10")
+    if args.budget is not None and (args.budget < 0 or 0 < args.budget < 10):
+        raise DomainError("--budget", args.budget, "0 (no search) or an integer >= 10")
     if args.list:
         for c in select(args.only):
             print(f"{c.family:13s} {c.name:36s} {', '.join(c.bound_ids)}")
@@ -72,11 +77,12 @@ def _run(args) -> int:
     with _scheduler(args) as scheduler:
         ctx = Context(quick=args.quick, backend=args.backend, device=args.device,
                       seeds=args.seeds, tightness=not args.no_tightness,
-                      worst_budget=args.worst_budget, executor=args.executor,
+                      worst_budget=args.worst_budget, falsify_budget=args.budget,
+                      executor=args.executor,
                       scheduler=scheduler)
         results = run_suite(args.only, ctx, progress=not args.json and sys.stderr.isatty())
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
-                "device": args.device, "seeds": args.seeds}
+                "device": args.device, "seeds": args.seeds, "budget": ctx.search_budget()}
     out = report.write_report(results, args.out, settings=settings)  # one atomic output set
     if args.json:
         print(report.to_json(results))

@@ -5,8 +5,9 @@ searches every family of its function class with batched runs (:mod:`verify.fals
 solves the exact worst case where a PEP model exists (:mod:`verify.falsify.pep`) and turns a
 PEP worst case above the bound into a concrete function (:mod:`verify.falsify.interpolate`).
 Every ratio it reports as VIOLATED was measured by a run of the real engine (``toys.run``) on a
-concrete problem: :meth:`Instance.replay` runs it again. Catalogue bounds (no registration)
-are searched by :func:`verify.worst_instance` (quadratics) where it measures their ``lhs``.
+concrete problem: :meth:`Instance.replay` runs it again. Catalogue bounds are planned from their
+metadata (:func:`boundlab.registry.meta`) like registered ones; those the batched search cannot
+run are searched by :func:`verify.worst_instance` (quadratics) where it measures their ``lhs``.
 
 Example
 -------
@@ -226,15 +227,15 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     bound, families = _check_inputs(bound, budget, seed, families, setting)
     import boundlab
 
-    if not boundlab.registry.is_registered(bound.id):
-        res = _catalogue(bound, budget, seed, setting)
-    else:
-        try:
-            plan = make_plan(bound, setting)
-        except NotApplicable as exc:
+    try:
+        plan = make_plan(bound, setting)
+    except NotApplicable as exc:
+        if boundlab.registry.is_registered(bound.id):
             res = Falsification(bound.id, "not-applicable", reason=str(exc))
-        else:
-            res = _registered(plan, budget, seed, families, exact)
+        else:  # a catalogue bound: the quadratic worst-instance search of its paper's setting
+            res = _catalogue(bound, budget, seed, setting, why=str(exc))
+    else:
+        res = _registered(plan, budget, seed, families, exact)
     res.seconds = time.perf_counter() - t0
     if save is not None:
         res.save(save)
@@ -327,18 +328,27 @@ def _adopt_pep(plan, res, w, T, eta, lo) -> None:
         res.instance = inst
 
 
-def _catalogue(bound, budget, seed, setting) -> Falsification:
+def _catalogue(bound, budget, seed, setting, why="") -> Falsification:
+    """A catalogue bound the batched search cannot run (``why``): :func:`verify.worst_instance`
+    (quadratics with the paper's constants held fixed) where it measures the ``lhs``."""
+    from boundlab.errors import BoundlabError
     from verify.worst import supported, worst_instance
 
     if bound.kind != "upper" or bound.lhs not in supported():
         return Falsification(bound.id, "not-applicable",
-                             reason=f"catalogue bound with lhs {bound.lhs!r} ({bound.kind}): "
-                                    "judged by its own checks; falsify searches catalogue "
-                                    f"bounds with lhs in {supported()} so far")
+                             reason=f"{why}; the quadratic worst-instance search measures lhs in "
+                                    f"{supported()}, not {bound.lhs!r} ({bound.kind}): judged on "
+                                    "its fixed instance only")
     try:
         w = worst_instance(bound, budget=int(budget), seed=int(seed), setting=dict(setting))
     except DomainError as exc:
         return Falsification(bound.id, "error", reason=str(exc))
+    except (BoundlabError, RuntimeError) as exc:  # scipy wraps the objective's exception
+        cause = exc if isinstance(exc, BoundlabError) else (exc.__cause__ or exc.__context__)
+        if not isinstance(cause, BoundlabError):
+            raise
+        return Falsification(bound.id, "not-applicable", reason="the quadratic worst-instance "
+                             f"search cannot evaluate the bound: {cause}")
     inst = Instance(bound.id, "worst.quadratic", w.to_dict(), dict(w.extra.get("setting", {})),
                     w.ratio, w.lhs, w.rhs)
     res = Falsification(bound.id, "holds", evaluations=w.evaluations, instance=inst,

@@ -1,7 +1,9 @@
-"""What :func:`verify.falsify` runs for a bound: read from its registration, never its id.
+"""What :func:`verify.falsify` runs for a bound: read from its metadata, never its id.
 
-A registered bound declares ``lhs``, ``algorithm`` and ``function_class``
-(``boundlab.register(b, algorithm=..., function_class=...)``). The plan follows them:
+A bound declares ``lhs``, ``algorithm`` and ``function_class`` (a registered one with
+``boundlab.register(b, algorithm=..., function_class=...)``, a catalogue one in
+:mod:`boundlab._catalogue_meta`; both read through :func:`boundlab.registry.meta`). The plan
+follows them:
 
 * ``algorithm``: ``"gd"`` (gradient descent: one client, one step per round, T = iterations)
   or ``"fedavg"`` (full participation, exact gradients, ``tau`` local steps, T = rounds). Any
@@ -100,9 +102,12 @@ class Plan:
 def make_plan(bound, setting: dict) -> Plan:
     """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason."""
     import boundlab
+    from boundlab.errors import UnknownNameError
 
-    meta = boundlab.registry.registration(bound.id) if boundlab.registry.is_registered(
-        bound.id) else {}
+    try:  # catalogue and registered bounds alike
+        meta = boundlab.registry.meta(bound.id)
+    except UnknownNameError:  # a Bound object that is not registered
+        meta = {}
     algo, fclass = meta.get("algorithm"), meta.get("function_class")
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
