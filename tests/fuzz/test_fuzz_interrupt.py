@@ -19,6 +19,7 @@ import pandas  # noqa: F401 - imported before the forks, so the children only wr
 import pytest
 
 import boundlab
+from boundlab.io import MANIFEST, foreign_files
 from verify import report
 from verify.compare import compare
 
@@ -67,7 +68,8 @@ def _consistent(out: pathlib.Path) -> str:
     csv = (out / "results.csv").read_text()
     assert tag in csv, "results.csv of another run"
     names = {p.name for p in out.iterdir()}
-    assert names <= {"report.md", "results.csv", "figures", "worst"}, names
+    assert names <= {"report.md", "results.csv", "figures", "worst", MANIFEST}, names
+    assert not foreign_files(out, "verify"), "the manifest does not list the set as it is"
     for p in out.rglob("*"):
         assert not p.name.startswith(".tmp") and ".boundlab-staging" not in p.name, p
         assert p.is_dir() or p.stat().st_size > 0, f"empty file {p}"
@@ -147,6 +149,6 @@ def test_output_dir_with_foreign_files_is_refused(tmp_path):
     from boundlab.errors import DomainError
 
     (tmp_path / "thesis.tex").write_text("mine")
-    with pytest.raises(DomainError, match="other files"):
+    with pytest.raises(DomainError, match="did not write: thesis.tex"):
         report.write_report(_results("x"), tmp_path)
     assert (tmp_path / "thesis.tex").read_text() == "mine"
