@@ -178,3 +178,16 @@ def test_sweep_out_keeps_the_users_files(tmp_path):
     df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2]}, seeds=1, rounds=2,
                       out=out, lr=0.1)  # beside the user's files: they are kept as they are
     assert len(df) and _intact(before)
+
+
+def test_falsify_save_never_overwrites_a_users_file(tmp_path):
+    import verify
+
+    mine = tmp_path / "result.json"
+    mine.write_text('{"mine": 1}')
+    with pytest.raises(DomainError, match="did not write it"):
+        verify.falsify("drift.client_drift", budget=10, exact=False, save=mine)
+    assert mine.read_text() == '{"mine": 1}'
+    ours = tmp_path / "ours.json"
+    for _ in range(2):
+        verify.falsify("drift.client_drift", budget=10, exact=False, save=ours)

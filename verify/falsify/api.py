@@ -135,13 +135,20 @@ class Falsification:
         return _strict(json.loads(json.dumps(d, default=_plain)))
 
     def save(self, path) -> str:
-        """Write :meth:`to_dict` as JSON, atomically; returns the path."""
-        from boundlab.io import atomic_write_text
+        """Write :meth:`to_dict` as JSON, atomically; returns the path. An existing file is
+        replaced only when it is a falsification result boundlab wrote (never a user's file)."""
+        from boundlab.io import atomic_write_text, check_replaceable
 
         path = pathlib.Path(path)
+        check_replaceable(path, "save", _looks_like_result, "a falsification result boundlab "
+                          "saved")
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
         return str(path)
+
+
+def _looks_like_result(path, head: bytes) -> bool:
+    return head.lstrip().startswith(b"{") and b'"orientation"' in head and b'"verdict"' in head
 
 
 def _plain(v):
