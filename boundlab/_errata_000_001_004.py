@@ -15,13 +15,9 @@ Example
 
 from __future__ import annotations
 
-__all__ = ["ERRATA"]
+from ._erratum import Erratum
 
-# ``boundlab.errata`` imports this module while it is being initialised (to collect the
-# register) and this module needs ``boundlab.errata.Erratum``: importing ``.errata`` at the top
-# would fail whenever this module is imported first (e.g. by ``pytest --doctest-modules``).
-# So ERRATA is built on first access (PEP 562 module ``__getattr__``) and then cached.
-ERRATA: tuple
+__all__ = ["ERRATA"]
 
 _S = "tests/derivations/test_skew.py::"
 _G = "tests/derivations/test_skew_general.py::"
@@ -34,22 +30,12 @@ _Q = "tests/properties/test_skew_general_props.py::"
 _COR = ("skew.corollary", "skew.corollary_gamma")
 
 
-def _record(*fields):
-    """One erratum's fields, in :class:`boundlab.errata.Erratum` order."""
-    return fields
+def _record(*fields) -> Erratum:
+    """One erratum from its fields, in :class:`boundlab.errata.Erratum` order."""
+    return Erratum(*fields)
 
 
-def __getattr__(name):
-    if name != "ERRATA":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .errata import Erratum  # may re-enter here through boundlab.errata's collection
-
-    if "ERRATA" not in globals():
-        globals()["ERRATA"] = tuple(Erratum(*f) for f in _ROWS)
-    return globals()["ERRATA"]
-
-
-_ROWS = (
+ERRATA: tuple[Erratum, ...] = (
     # ------------------------------------------------------------------ BM: theorem, corollary
     _record("BM-1", "seed 000/001, Cor. 4 (A(10)), A(14), A(20) = Cor. 1 (B(9)), B(12), B(18)",
             "V(rho_bar, rho_tilde) = 4L(32 tau^2 G^2 + sigma^2)/(3 mu^2 rho_bar) + ...",

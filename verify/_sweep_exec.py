@@ -12,10 +12,18 @@ message (a huge length prefix is refused before anything is allocated), and the 
 then started with the same deadline. Each failure is a :class:`~boundlab.errors.DomainError`
 naming ``scheduler``. A Dask scheduler runs code on its workers and sends pickled results:
 connect only to one you trust.
+
+A local cluster starts its workers as new Python processes (multiprocessing's ``spawn``), and
+each re-runs the top level of the script that started it. A script that runs a Dask sweep at
+its top level, outside an ``if __name__ == "__main__":`` block, would so start a cluster in
+every worker (Dask's "Nanny failed to start"): :func:`check_main_guard` finds that call in the
+script's source before any worker starts and raises :class:`UnguardedScriptError` saying what
+to add.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import logging
 import socket
@@ -23,9 +31,10 @@ import struct
 import threading
 import time
 
-from boundlab.errors import DomainError
+from boundlab.errors import BoundlabError, DomainError
 
-__all__ = ["run_dask", "check_connect", "check_scheduler", "probe_scheduler", "CONNECT_TIMEOUT"]
+__all__ = ["run_dask", "check_connect", "check_main_guard", "check_scheduler", "probe_scheduler",
+           "CONNECT_TIMEOUT", "UnguardedScriptError"]
 
 #: seconds a scheduler has to accept the connection and answer (``connect_timeout``)
 CONNECT_TIMEOUT = 10.0
@@ -185,11 +194,12 @@ def _quiet(*names):
             lg.setLevel(level)
 
 
-def run_dask(tasks, finished, *, scheduler=None, n_workers=2, connect_timeout=None) -> None:
-    """Run ``run_point(task)`` for every task on a cluster; ``finished(i, frame)`` each."""
+def run_dask(tasks, finished, *, run, scheduler=None, n_workers=2,
+             connect_timeout=None) -> None:
+    """Run ``run(task)`` for every task on a cluster (``run`` is
+    :func:`verify.sweep.run_point`: passed in, so that this module does not import the sweep
+    that imports it); ``finished(i, frame)`` each."""
     from toys.validation import check_int
-
-    from .sweep import run_point
 
     timeout = _timeout(connect_timeout)
     dd = _distributed()
@@ -200,13 +210,14 @@ def run_dask(tasks, finished, *, scheduler=None, n_workers=2, connect_timeout=No
     cluster = None
     if scheduler is None:
         n_workers = check_int("n_workers", n_workers, lo=1)
+        check_main_guard(_start_method())
         cluster = dd.LocalCluster(n_workers=min(n_workers, len(tasks)), threads_per_worker=1,
                                   processes=True, dashboard_address=None)
         client = dd.Client(cluster)
     else:
         client = _client(dd, scheduler, timeout)
     try:
-        futures = client.map(run_point, tasks, pure=False)
+        futures = client.map(run, tasks, pure=False)
         index = {f.key: t[1] for f, t in zip(futures, tasks)}
         for fut in dd.as_completed(futures):
             finished(index[fut.key], fut.result())
@@ -214,3 +225,84 @@ def run_dask(tasks, finished, *, scheduler=None, n_workers=2, connect_timeout=No
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+class UnguardedScriptError(BoundlabError):
+    """A script starts a local Dask cluster at its top level, outside an
+    ``if __name__ == "__main__":`` block (see the module docstring)."""
+
+
+def _start_method() -> str:
+    """How the local cluster starts its worker processes (Dask's setting, default spawn)."""
+    import dask
+
+    return str(dask.config.get("distributed.worker.multiprocessing-method", "spawn"))
+
+
+def check_main_guard(method: str = "spawn") -> None:
+    """Refuse to start local worker processes from the top level of the running script when
+    that line is outside an ``if __name__ == "__main__":`` block (the workers would re-run
+    it). Nothing to check with ``fork``, from an interactive session, a notebook, ``-c``, a
+    package run as ``python -m pkg`` (its ``__main__`` is not re-run), or when the script's
+    source cannot be read; a function called from the guarded block is fine.
+    """
+    import sys
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if method == "fork" or not path or name == "__main__" or name.endswith(".__main__"):
+        return  # as multiprocessing: a package's __main__ (python -m pkg) is not re-run
+    line = _top_level_line(main)
+    if line is None:
+        return
+    guarded = _guarded_lines(path)
+    if guarded is None or any(lo <= line <= hi for lo, hi in guarded):
+        return
+    from boundlab.integrity import escape
+
+    raise UnguardedScriptError(
+        f"{escape(str(path))}, line {line}: a local Dask cluster is started from the top level "
+        f"of the script; its workers are new Python processes that re-run that top level, so "
+        f"each would start a cluster again. Put the code that runs it under "
+        f"'if __name__ == \"__main__\":' (as the last block of the script), or pass "
+        f"scheduler= a running cluster's address")
+
+
+def _top_level_line(main):
+    """The line of the running script's top level that is executing now (the call that led
+    here), or None when this was not called from the script's top level."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _guarded_lines(path):
+    """``[(first, last)]`` line spans of the top-level ``if __name__ == "__main__":`` blocks
+    of the script at ``path`` (read, parsed, never run); None if it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read(8 << 20)
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return [(node.lineno, node.end_lineno) for node in tree.body
+            if isinstance(node, ast.If) and _is_main_test(node.test)]
+
+
+def _is_main_test(test) -> bool:
+    """``__name__ == "__main__"`` (either side; also inside an ``and``)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], ast.Eq):
+            sides = [node.left, *node.comparators]
+            names = {s.id for s in sides if isinstance(s, ast.Name)}
+            consts = {s.value for s in sides if isinstance(s, ast.Constant)}
+            if names == {"__name__"} and consts == {"__main__"}:
+                return True
+    return False

@@ -235,10 +235,8 @@ class SweepStore:
         return set(self.cache)
 
     def _point_claim(self, i: int) -> dict:
-        from verify.sweep import _jsonable
-
         return {"file": self.path(i).name, "index": i, "sweep": self.digest,
-                "params": _jsonable(self.spec["points"][i])}
+                "params": self.spec["describe"]["points"][i]}  # the point as JSON data
 
     def write(self, i, frame) -> None:
         """Write point ``i``: its seal first, then the point file (both atomically)."""

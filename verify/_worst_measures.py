@@ -31,6 +31,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._worst_family import Family, zeta_of
 from .compare import trace_diverged
 
 __all__ = ["MEASURES", "zeta_of", "instance_constants", "check_constants"]
@@ -63,13 +64,6 @@ def _finish(bound, lhs, params, instance, t_axis=None):
 def _instance_record(prob, x0, **run):
     return {"A": prob.A.tolist(), "c": prob.c.tolist(), "weights": prob.p.tolist(),
             "x0": np.asarray(x0).tolist(), "run": run}
-
-
-def zeta_of(A, c, p) -> float:
-    """zeta = max_i ||A_i (c_i - c_bar)||, c_bar = sum_i p_i c_i: the dissimilarity of
-    quadratic clients with identical Hessians (exact for all x)."""
-    cbar = p @ c
-    return float(np.max(np.linalg.norm(np.einsum("nij,nj->ni", A, c - cbar), axis=1)))
 
 
 #: relative tolerance of a saved instance's constants against its matrices
@@ -160,8 +154,6 @@ class _Drift:
            "[eta_max/20, eta_max]")
 
     def config(self, bound, s):
-        from .worst import Family
-
         L = float(s.get("L", 1.0))
         plateau = bound.lhs == "plateau_gap"
         fam = Family(n_clients=int(s.get("n_clients", 3)), dim=int(s.get("dim", 2)), L=L,
@@ -217,8 +209,6 @@ class _Contraction:
            "run took; beta runs on the graph-weighted objective")
 
     def config(self, bound, s):
-        from .worst import Family
-
         beta = "beta" in bound.params
         fam = Family(n_clients=int(s.get("n_clients", 3)), dim=int(s.get("dim", 2)),
                      L=float(s.get("L", 2.0)), mu=float(s.get("mu", 0.5)), heterogeneity="Gamma",
@@ -280,8 +270,6 @@ class _Corollary:
            "the run; rho measured")
 
     def config(self, bound, s):
-        from .worst import Family
-
         fam = Family(n_clients=int(s.get("n_clients", 3)), dim=int(s.get("dim", 2)),
                      L=float(s.get("L", 4.0)), mu=float(s.get("mu", 1.0)), heterogeneity="Gamma",
                      value=float(s.get("Gamma", s.get("value", 1.0))), D=float(s.get("D", 1.0)))

@@ -153,7 +153,7 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
     if executor == "dask":
         from ._sweep_exec import run_dask
 
-        run_dask(tasks, finished, scheduler=scheduler, n_workers=n_workers,
+        run_dask(tasks, finished, run=run_point, scheduler=scheduler, n_workers=n_workers,
                  connect_timeout=connect_timeout)
     else:
         for task in tasks:

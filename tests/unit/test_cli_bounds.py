@@ -52,7 +52,7 @@ def test_eval_json_matches_hand_value(capsys):
     (["bounds", "eval", "drift.plateau", "eta"], "name=value"),
     (["bounds", "eval", "drift.plateau", "eta=1", "tau=1", "L=1", "zeta=1", "--strict"],
      "precondition"),
-    (["bounds", "frobnicate"], "invalid choice"),
+    (["bounds", "frobnicate"], "unknown command 'frobnicate'"),
 ])
 def test_bad_input_one_line_exit_2(argv, needle, capsys):
     assert main(argv) == 2

@@ -46,7 +46,27 @@ from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
 from ..validation import check, check_choice
 
-__all__ = ["DOMAINS", "inv_temperature", "k_of", "loss_offset", "required", "value"]
+__all__ = ["ALIASES", "DOMAINS", "RULES", "SOFT_RULES", "inv_temperature", "k_of", "loss_offset",
+           "required", "rule_name", "rule_names", "value"]
+
+# the loss-weighted rules of toys.algorithms.weights (declared here, where their names are
+# checked, so that weights imports this module and not the reverse)
+RULES = ("fedavg", "fedmax", "fedmax-k", "fedsoftmax", "fedbetter", "fedbetter-k",
+         "fedsoftbetter")
+ALIASES = {"fedworse": "fedmax", "fedworse-k": "fedmax-k", "fedsoftworse": "fedsoftmax",
+           "fedavg-generalized": "fedavg"}
+SOFT_RULES = ("fedsoftmax", "fedsoftbetter")
+
+
+def rule_name(name) -> str | None:
+    """The canonical name of a loss-weighted rule (aliases resolved), or None if unknown.
+
+    >>> rule_name("FedWorse"), rule_name("nope")
+    ('fedmax', None)
+    """
+    full = ALIASES.get(str(name).lower(), str(name).lower())
+    return full if full in RULES else None
+
 
 DOMAINS = {
     "local_steps": INT_GE1, "server_lr": POSITIVE, "batch_size": INT_GE1, "prox": NONNEGATIVE,
@@ -137,8 +157,6 @@ def finite_attr(problem, name):
 
 def rule_names(spec, what: str) -> list[str]:
     """Rule names (aliases resolved) from a tuple or a comma-separated string."""
-    from .weights import ALIASES, RULES, rule_name
-
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out = []
     for s in items:

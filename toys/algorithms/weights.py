@@ -39,27 +39,22 @@ from dataclasses import dataclass, replace
 from boundlab.errors import DomainError
 
 from .._array import argsort_desc, array_namespace, count, normalise
-from ._hyper import inv_temperature, k_of, loss_offset, rule_names, value
+from ._hyper import (
+    ALIASES,
+    RULES,
+    SOFT_RULES,
+    inv_temperature,
+    k_of,
+    loss_offset,
+    rule_name,
+    rule_names,
+    value,
+)
 
 __all__ = ["ALIASES", "Anneal", "FedAvgWeights", "Hybrid", "LossWeighted", "MaskedP", "RULES",
            "ScaledParticipating", "resolve_k", "rho", "rule_name"]
 
 _NEG_INF = -math.inf
-RULES = ("fedavg", "fedmax", "fedmax-k", "fedsoftmax", "fedbetter", "fedbetter-k",
-         "fedsoftbetter")
-ALIASES = {"fedworse": "fedmax", "fedworse-k": "fedmax-k", "fedsoftworse": "fedsoftmax",
-           "fedavg-generalized": "fedavg"}
-SOFT_RULES = ("fedsoftmax", "fedsoftbetter")
-
-
-def rule_name(name) -> str | None:
-    """The canonical name of a loss-weighted rule (aliases resolved), or None if unknown.
-
-    >>> rule_name("FedWorse"), rule_name("nope")
-    ('fedmax', None)
-    """
-    full = ALIASES.get(str(name).lower(), str(name).lower())
-    return full if full in RULES else None
 
 
 @dataclass(frozen=True)

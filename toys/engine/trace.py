@@ -248,6 +248,8 @@ class Trace:
                 raise DomainError("path", path, "a .csv path (Parquet needs pyarrow, "
                                                 "which is not installed)")
         frame = frames[what]()
+        from .trace_io import _table_of_ours
+
         check_replaceable(path, "path", _table_of_ours, "a trace table boundlab wrote")
         with atomic_path(path) as tmp:
             if parquet:
@@ -290,16 +292,3 @@ class Trace:
         if np.any(np.isfinite(self.rho_min)):
             lines.append(f"rho_bar (all t) = {self.rho_bar:.6g}, rho_tilde = {self.rho_tilde:.6g}")
         return "\n".join(lines)
-
-
-def _table_of_ours(path, head: bytes) -> bool:
-    """Whether an existing file is a trace table boundlab wrote (its first column is
-    ``round``), so that :meth:`Trace.save` may replace it; a user's own file never is."""
-    if head.startswith(b"PAR1"):
-        try:
-            import pyarrow.parquet as pq
-
-            return pq.read_schema(path).names[:1] == ["round"]
-        except Exception:  # noqa: BLE001 - any unreadable file is not ours
-            return False
-    return head.startswith(b"round,")

@@ -185,6 +185,17 @@ def _write_json(frame, path) -> None:
 def _log_of_ours(path, head: bytes) -> bool:
     """Whether an existing file is a log boundlab wrote (its first column is ``round``), so
     :func:`write_log` may replace it; a user's own file never is."""
-    from .trace import _table_of_ours
-
     return head.startswith(b'[{"round"') or _table_of_ours(path, head)
+
+
+def _table_of_ours(path, head: bytes) -> bool:
+    """Whether an existing file is a trace table boundlab wrote (its first column is
+    ``round``), so that :meth:`Trace.save` may replace it; a user's own file never is."""
+    if head.startswith(b"PAR1"):
+        try:
+            import pyarrow.parquet as pq
+
+            return pq.read_schema(path).names[:1] == ["round"]
+        except Exception:  # noqa: BLE001 - any unreadable file is not ours
+            return False
+    return head.startswith(b"round,")

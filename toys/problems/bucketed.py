@@ -48,9 +48,8 @@ from boundlab.errors import DomainError
 from ._bucketed_optima import BucketedOptima
 from ._logistic_eval import PooledEvaluation
 from .base import FederatedProblem
-from .logistic import Logistic, _client_weights
 
-__all__ = ["Bucketed", "bucket_plan", "bucketed", "check_max_padding"]
+__all__ = ["Bucketed", "bucket_arrays", "bucket_plan", "check_max_padding"]
 
 MAX_PADDING_DOMAIN = "None or a real number >= 1"
 
@@ -94,16 +93,19 @@ def bucket_plan(sizes, max_padding: float) -> list:
     return out
 
 
-def bucketed(Xs, ys, sizes, *, max_padding, l2=0.0, weights=None, offsets=None, classes=None,
-             name="logistic"):
-    """A :class:`Bucketed` problem from per-client arrays (as :func:`toys.logistic` checked
-    them), or None when the buckets would store as many rows as one padded block.
+def bucket_arrays(Xs, ys, sizes, *, max_padding, offsets=None):
+    """The padded arrays of the size buckets of per-client arrays (as :func:`toys.logistic`
+    checked them): a generator of ``(idx, X, y, mask, offset)`` per bucket of
+    :func:`bucket_plan` (one concatenation per bucket), or None when the buckets would store as
+    many rows as one padded block. :func:`toys.logistic` makes each bucket a ``Logistic`` and
+    the whole a :class:`Bucketed` problem.
 
     >>> import numpy as np
     >>> Xs, ys = [np.ones((k, 1)) for k in (8, 1)], [np.arange(k) % 2 for k in (8, 1)]
-    >>> bucketed(Xs, ys, np.array([8, 1]), max_padding=2.0, l2=0.1).n_clients
-    2
-    >>> bucketed(Xs, ys, np.array([8, 1]), max_padding=8.0, l2=0.1) is None   # one bucket
+    >>> [(idx.tolist(), X.shape) for idx, X, *_ in bucket_arrays(Xs, ys, np.array([8, 1]),
+    ...                                                           max_padding=2.0)]
+    [([0], (1, 8, 1)), ([1], (1, 1, 1))]
+    >>> bucket_arrays(Xs, ys, np.array([8, 1]), max_padding=8.0) is None   # one bucket
     True
     """
     sizes = np.asarray(sizes)
@@ -113,8 +115,10 @@ def bucketed(Xs, ys, sizes, *, max_padding, l2=0.0, weights=None, offsets=None, 
         return None
     if offsets is not None and len(offsets) != N:
         raise DomainError("offsets", len(offsets), f"{N} arrays (one per client)")
-    p = sizes / sizes.sum() if weights is None else _client_weights(weights, N)
-    parts = []
+    return _packed(Xs, ys, sizes, plan, offsets)
+
+
+def _packed(Xs, ys, sizes, plan, offsets):
     for idx in plan:  # buckets (construction: one concatenation per bucket)
         m = int(sizes[idx].max())
         mask = np.arange(m)[None, :] < sizes[idx][:, None]
@@ -127,9 +131,8 @@ def bucketed(Xs, ys, sizes, *, max_padding, l2=0.0, weights=None, offsets=None, 
             off = np.zeros((len(idx), m))
             off[mask] = np.concatenate([np.asarray(offsets[i], dtype=float).reshape(-1)
                                         for i in idx])
-        parts.append((idx, Logistic(X, y, mask, l2=l2, offset=off, classes=classes, name=name)))
+        yield idx, X, y, mask, off
         del X, y, off
-    return Bucketed(parts, p, name=name, max_padding=max_padding)
 
 
 class Bucketed(BucketedOptima, PooledEvaluation, FederatedProblem):

@@ -413,12 +413,10 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
     n = np.array([x.shape[0] for x in Xs])
     n_max = int(n.max())
     if max_padding is not None:
-        from .bucketed import bucketed
-
         C = (int(classes) if classes is not None else int(uniq.max()) + 1) if multiclass \
             else None
-        prob = bucketed(Xs, ys, n, max_padding=max_padding, l2=l2, weights=weights,
-                        offsets=offsets, classes=C, name=name)
+        prob = _bucketed(Xs, ys, n, max_padding=max_padding, l2=l2, weights=weights,
+                         offsets=offsets, classes=C, name=name)
         if prob is not None:
             return prob
     mask = np.arange(n_max)[None, :] < n[:, None]
@@ -436,6 +434,26 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
         C = int(classes) if classes is not None else int(uniq.max()) + 1
         return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, classes=C, name=name)
     return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, name=name)
+
+
+def _bucketed(Xs, ys, sizes, *, max_padding, l2, weights, offsets, classes, name):
+    """A :class:`~toys.problems.bucketed.Bucketed` problem of one ``Logistic`` per size bucket,
+    or None when the buckets would store as many rows as one padded block.
+
+    >>> Xs, ys = [np.ones((k, 1)) for k in (8, 1)], [np.arange(k) % 2 for k in (8, 1)]
+    >>> _bucketed(Xs, ys, np.array([8, 1]), max_padding=2.0, l2=0.1, weights=None,
+    ...           offsets=None, classes=None, name="logistic").n_clients
+    2
+    """
+    from .bucketed import Bucketed, bucket_arrays
+
+    packed = bucket_arrays(Xs, ys, sizes, max_padding=max_padding, offsets=offsets)
+    if packed is None:
+        return None
+    p = sizes / sizes.sum() if weights is None else _client_weights(weights, len(sizes))
+    parts = [(idx, Logistic(X, y, mask, l2=l2, offset=off, classes=classes, name=name))
+             for idx, X, y, mask, off in packed]
+    return Bucketed(parts, p, name=name, max_padding=max_padding)
 
 
 def _client_weights(weights, n: int) -> np.ndarray:

@@ -7,9 +7,37 @@ A run imports only the group it runs (``boundlab bounds eval ...`` never imports
 heavy users or pandas); the other groups appear in ``boundlab --help`` through their one-line
 help kept in :data:`_HELP` (a test checks each equals the group's own).
 
-Exit status: 0 success; 1 a check found a VIOLATED bound or errored (``boundlab verify``);
-2 bad input (unknown id or name, bad value, value outside its domain, a path that cannot be
-read or written), always as one ``error:`` line on stderr.
+Exit status
+-----------
+The one table of every command's exit status (``boundlab --help`` points here; each command's
+module docstring repeats its own row). 1 is always a *finding* or a failed item, never bad
+input; 2 is always bad input, reported as one ``error:`` line on stderr with no traceback.
+
+=============  ==================================  =========================================
+command        0                                   1
+=============  ==================================  =========================================
+bounds         printed (``eval --strict``: and     (never)
+               no precondition violated)
+toys           printed                             (never)
+run            the run completed                   the run diverged (the summary says where)
+sweep          done                                a ``--bound`` verdict is VIOLATED
+tightness      bracket computed (or, with          a worst-case instance VIOLATES the bound,
+               ``--cache-only``, not cached)       or the solver failed / the bracket is
+                                                   inaccurate
+falsify        holds on every instance tried, or   VIOLATED (replayed on the engine), or
+               not applicable                      the search errored
+verify         every bound check holds (or is      a bound check VIOLATED, a claim refuted,
+               not-applicable, order-only,         or a check errored
+               diverged), no claim refuted
+reproduce      every selected item ran (whatever   an item raised an error (the others still
+               its outcome) or was already done    ran; one ``error:`` line per item)
+=============  ==================================  =========================================
+
+Every command: **2** bad input (an unknown command, option, id or name (with "did you mean"),
+a malformed ``name=value`` word (:mod:`verify.cli.assign`), a value outside its domain, a
+violated precondition under ``--strict``, a damaged or foreign file, a path that cannot be read
+or written); **130** interrupted (Ctrl-C); ``--help`` and ``--version`` exit 0. An unexpected
+internal error prints a Python traceback (exit 1): please report it.
 
 Example
 -------
@@ -50,7 +78,37 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump, exit 2
+        if message.startswith("unrecognized arguments: "):
+            message += _option_hint(self, message.split(": ", 1)[1].split())
         raise UsageError(f"{self.prog}: {message}")
+
+    def _check_value(self, action, value):  # an unknown choice: "did you mean", as every name
+        if action.choices is not None and value not in action.choices:
+            from boundlab.errors import UnknownNameError
+
+            what = "command" if isinstance(action, argparse._SubParsersAction) else "value"
+            raise argparse.ArgumentError(action, str(UnknownNameError(what, value,
+                                                                      list(action.choices))))
+        super()._check_value(action, value)
+
+
+def _option_hint(parser, words) -> str:
+    """`` (did you mean --json?)`` for the first unknown ``--option`` close to a known one."""
+    import difflib
+
+    known = []
+    todo = [parser]
+    while todo:  # the parser and its (built) subcommands
+        p = todo.pop()
+        for action in p._actions:
+            known += action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                todo += list(action.choices.values())
+    for word in words:
+        close = difflib.get_close_matches(word.partition("=")[0], known, n=1, cutoff=0.75)
+        if word.startswith("--") and close:
+            return f" (did you mean {close[0]}?)"
+    return ""
 
 
 class _Version(argparse.Action):
@@ -73,7 +131,9 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="boundlab",
         description="Check federated-learning convergence bounds against measured runs.",
-        epilog="Exit status: 0 ok; 1 a VIOLATED or errored check (verify); 2 bad input.",
+        epilog="Exit status: 0 ok; 1 a finding (a VIOLATED bound, a diverged run, a failed "
+               "item; per command: pydoc verify.cli); 2 bad input (one 'error:' line); "
+               "130 interrupted.",
     )
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="the versions of boundlab, its code and its main dependencies")

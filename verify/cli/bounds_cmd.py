@@ -17,13 +17,10 @@ Example
 from __future__ import annotations
 
 import json
-import math
 
-from boundlab.errors import DomainError, UnknownNameError
 from boundlab.io import dumps_strict
 
 __all__ = ["register", "parse_assignments"]
-
 
 
 def register(sub) -> None:
@@ -52,38 +49,14 @@ def register(sub) -> None:
 
 
 def parse_assignments(items, bound=None) -> dict[str, float]:
-    """Parse ``name=value`` words into floats, naming the parameter on error.
+    """``name=value`` words as floats (:func:`verify.cli.assign.numbers`, the shared parser).
 
     >>> parse_assignments(["eta=0.2", "tau=10"])
     {'eta': 0.2, 'tau': 10.0}
     """
-    out: dict[str, float] = {}
-    for item in items:
-        if "=" not in item:
-            raise DomainError(item, item, "name=value", "no '=' in the argument")
-        name, _, raw = item.partition("=")
-        name = name.strip()
-        if not name:
-            raise DomainError("name=value", item, "name=value with a parameter name before '='")
-        if name in out:
-            raise DomainError(name, item, "given once", "duplicate parameter")
-        domain = "a number"
-        if bound is not None:
-            known = {**bound.params, **bound.extra_params}
-            if name not in known:
-                raise UnknownNameError(f"parameter of {bound.id}", name, list(known))
-            domain = known[name].domain.describe()
-        try:
-            value = float(raw)
-        except ValueError:
-            raise DomainError(name, raw, domain, "not a number") from None
-        if math.isnan(value):
-            raise DomainError(name, raw, domain, "not a number")
-        if math.isinf(value) and raw.strip().lower().lstrip("+-") not in ("inf", "infinity"):
-            raise DomainError(name, raw[:40] + ("..." if len(raw) > 40 else ""), domain,
-                              "too large for float64")
-        out[name] = value
-    return out
+    from .assign import numbers
+
+    return numbers(items, bound)
 
 
 def _use_cache() -> bool:

@@ -53,10 +53,10 @@ def _run(args) -> int:
     import warnings
 
     import verify
-    from verify.cli.bounds_cmd import parse_assignments
+    from verify.cli.assign import numbers
     from verify.falsify.api import DEFAULT_BUDGET
 
-    setting = parse_assignments(args.assignments)
+    setting = numbers(args.assignments, what="setting")
     fams = None if args.families is None else [f for f in args.families.split(",") if f]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,6 +1,13 @@
-"""``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick] [--out DIR] [--backend
-...] [--executor local|dask] [--list] [--data DIR] [--force]``: run the papers' experiments
-(:mod:`verify.reproduce`) and write one report.
+"""``boundlab reproduce [PAPER[:ITEM] ...] [--size full|quick|tiny] [--quick] [--out DIR]
+[--backend ...] [--executor local|dask] [--list] [--data DIR] [--force] [--json]``: run the
+papers' experiments (:mod:`verify.reproduce`) and write one report.
+
+Several items may be named, as separate words or comma lists (``boundlab reproduce 000:table3
+002:table1`` or ``000:table3,002:table1``; a paper such as ``004`` names its items); none names
+every item. On a terminal a progress bar on stderr counts the items (done / total, elapsed time
+and an estimate of the time left); one line per finished item goes to stdout. ``--json`` prints
+one strict JSON document at the end instead (:func:`outcome_document`: every item's id, status,
+seconds and error, the counts, the report's path and the exit status).
 
 Each item writes ``DIR/<paper>-<item>/`` (results.csv, figure.png, section.md, done.json) and
 the run writes ``DIR/report.md`` with the paper's numbers beside ours, the comparison rule and
@@ -41,8 +48,9 @@ def register(sub) -> None:
     p = sub.add_parser("reproduce", help="reproduce the papers' experiments beside their numbers",
                        description="Run the registered experiments of the five papers (spec §6) "
                                    "on offline stand-in data and compare with the papers.")
-    p.add_argument("selection", nargs="?", default=None, metavar="PAPER[:ITEM]",
-                   help="a paper (000..004) or one item (e.g. 000:table3); default all")
+    p.add_argument("selection", nargs="*", default=[], metavar="PAPER[:ITEM]",
+                   help="papers (000..004) or items (e.g. 000:table3 002:table1, or a comma "
+                        "list); default all")
     p.add_argument("--size", choices=SIZES, default=None,
                    help="full (the papers' sizes, default), quick (all items in minutes) or "
                         "tiny (each item's code end to end in seconds: the tests' size)")
@@ -63,6 +71,8 @@ def register(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="rerun selected items already finished in --out (their folders are "
                         "replaced only when boundlab's manifest lists them)")
+    p.add_argument("--json", action="store_true",
+                   help="print one strict JSON document at the end (no per-item lines, no bar)")
     p.set_defaults(func=_run)
 
 
@@ -76,11 +86,13 @@ def _size(args) -> str:
 
 def _run(args) -> int:
     from boundlab.errors import DomainError
-    from verify.reproduce import reproduce_all
-    from verify.reproduce.registry import Config, select
+    from verify.reproduce import reproduce_all, select_many
+    from verify.reproduce.registry import Config
     from verify.reproduce.store import open_out
 
-    exps = select(args.selection)
+    from .progress import counter
+
+    exps = select_many(args.selection)
     if args.list:
         for e in exps:
             print(f"{e.id:<12} {e.ref}: {e.title}")
@@ -90,29 +102,60 @@ def _run(args) -> int:
     cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
                        executor=args.executor)
     out = open_out(args.out, "--out")
+    seconds: dict = {}
+    show = not args.json and sys.stderr.isatty()
+    with counter(len(exps), "reproduce", show, redirect_stdout=sys.stdout.isatty()) as step:
+        def progress(e, status, took):
+            seconds[e.id] = took
+            if not args.json:
+                print(f"{e.id:<12} {status:<8} {took:6.1f} s  {e.ref}", flush=True)
+            step(e.id)
 
-    def progress(e, status, seconds):
-        print(f"{e.id:<12} {status:<8} {seconds:6.1f} s  {e.ref}", file=sys.stdout, flush=True)
+        status = reproduce_all([e.id for e in exps], out=out, config=cfg, progress=progress,
+                               force=args.force)
+    failed = [i for i, s in status if s == "error"]
+    why = _errors(out, cfg, failed)
+    code = 1 if failed else 0
+    if args.json:
+        from boundlab.io import dumps_strict
 
-    status = reproduce_all(args.selection, out=out, config=cfg, progress=progress,
-                           force=args.force)
-    n = {s: sum(1 for _, x in status if x == s)
-         for s in ("matches", "differs", "tie", "not exercised", "skipped", "error")}
-    print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
-          f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done), "
-          f"{n['error']} error(s); report: {os.path.join(args.out, 'report.md')}")
-    return _errors(out, cfg, [i for i, s in status if s == "error"])
+        print(dumps_strict(outcome_document(exps, status, seconds, why, args, code)))
+    else:
+        n = _counts(status)
+        print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
+              f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done), "
+              f"{n['error']} error(s); report: {os.path.join(args.out, 'report.md')}")
+    return code
 
 
-def _errors(out, cfg, ids) -> int:
-    """One ``error:`` line per failed item on stderr; the exit status (1 if any, else 0)."""
+_STATUSES = ("matches", "differs", "tie", "not exercised", "skipped", "error")
+
+
+def _counts(status) -> dict:
+    return {s: sum(1 for _, x in status if x == s) for s in _STATUSES}
+
+
+def outcome_document(exps, status, seconds, why, args, code) -> dict:
+    """What ``--json`` prints: ``items`` (id, ref, title, status, seconds, error), ``counts``
+    per status, ``out``, ``report``, ``size`` and ``exit_status``."""
+    ref = {e.id: e for e in exps}
+    items = [{"id": i, "ref": ref[i].ref, "title": ref[i].title, "status": s,
+              "seconds": seconds.get(i), "error": why.get(i)} for i, s in status]
+    return {"items": items, "counts": _counts(status), "out": os.fspath(args.out),
+            "report": os.path.join(args.out, "report.md"), "size": _size(args),
+            "exit_status": code}
+
+
+def _errors(out, cfg, ids) -> dict:
+    """One ``error:`` line per failed item on stderr; ``{id: why}``."""
     from boundlab.errors import BoundlabError
     from verify.reproduce.store import read_item
 
+    why = {}
     for i in ids:
         try:
-            why = read_item(out, i, cfg.key()).error
+            why[i] = read_item(out, i, cfg.key()).error
         except (BoundlabError, OSError):
-            why = "see report.md"
-        print(f"error: {i}: {why}", file=sys.stderr)
-    return 1 if ids else 0
+            why[i] = "see report.md"
+        print(f"error: {i}: {why[i]}", file=sys.stderr)
+    return why

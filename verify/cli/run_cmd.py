@@ -4,10 +4,11 @@ Builds ``toys.make(NAME, seed=S, **problem options)`` and runs ``toys.run`` with
 hyper-parameters given as ``name=value`` words (numbers, ``inf``, comma lists such as
 ``rules=fedsoftbetter,fedavg``, strings). ``lr`` is a number or an expression in the global
 iteration index ``t`` (and the round ``r = t // local_steps``), e.g. ``lr="1/(t+40)"`` or
-``lr="0.1*0.99**r"``. Prints a short summary; ``--out trace.csv`` (or ``.parquet``) saves the
-per-round table atomically. Exit status: 0 when the run completed, 1 when it diverged (a
-non-finite model or one past ``toys.engine.DIVERGENCE``: the summary says in which round), 2 for
-bad input.
+``lr="0.1*0.99**r"``. The words are read by the shared parser :mod:`verify.cli.assign`. Prints a
+short summary (``--json``: one strict JSON document, :func:`summary`); ``--out trace.csv`` (or
+``.parquet``) saves the per-round table atomically. Exit status: 0 when the run completed, 1
+when it diverged (a non-finite model or one past ``toys.engine.DIVERGENCE``: the summary says in
+which round), 2 for bad input.
 
 Example
 -------
@@ -25,7 +26,7 @@ import time
 
 from boundlab.errors import DomainError
 
-__all__ = ["parse_lr", "register"]
+__all__ = ["parse_lr", "register", "summary"]
 
 
 def register(sub) -> None:
@@ -50,6 +51,8 @@ def register(sub) -> None:
                    help="torch dtype (default float64)")
     p.add_argument("--record", choices=("none", "sync", "round", "step"), default="round")
     p.add_argument("--out", default=None, help="write the per-round table (.csv or .parquet)")
+    p.add_argument("--json", action="store_true",
+                   help="print a strict JSON summary of the run instead of the text")
     p.set_defaults(func=_run)
     _allow_intermixed(p)
 
@@ -138,42 +141,36 @@ def _check_out(path) -> None:
         raise DomainError("--out", path, dom, f"directory {str(parent)!r} does not exist")
 
 
-def _no_duplicates(items, what: str) -> None:
-    seen = set()
-    for item in items:
-        key = item.partition("=")[0].strip()
-        if key in seen:
-            raise DomainError(key, item, f"given once ({what})", "duplicate parameter")
-        seen.add(key)
+def _settings(args) -> tuple[dict, dict]:
+    """``(hyper-parameters, problem options)`` of the command's ``name=value`` words (the
+    shared parser, :mod:`verify.cli.assign`); ``lr`` as :func:`parse_lr` reads it."""
+    from .assign import options, split, typed
 
-
-def _run(args) -> int:
-    import numpy as np
-
-    import toys
-    from verify.cli.toys_cmd import parse_options
-
-    _no_duplicates(args.hyper, "hyper-parameters")
-    _no_duplicates(args.problem_opt, "--problem-opt")
+    raw = split(args.hyper, what="hyper-parameter", hint="0.1")
+    popts = options(args.problem_opt, what="--problem-opt")
     _check_out(args.out)
     if args.backend == "numpy" and args.device not in (None, "cpu"):
         raise DomainError("--device", args.device, "cpu (or omitted) with --backend numpy")
-    raw_lr = {k: v for k, _, v in (h.partition("=") for h in args.hyper)}.get("lr")
-    hyper = parse_options([h for h in args.hyper if h.partition("=")[0].strip() != "lr"])
-    popts = parse_options(args.problem_opt)
+    raw_lr = raw.pop("lr", None)
+    hyper = {k: typed(v) for k, v in raw.items()}
     if raw_lr is not None:
         steps = hyper.get("local_steps", 1)
         steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else 1
-        hyper["lr"] = parse_lr(raw_lr.strip(), steps)
+        hyper["lr"] = parse_lr(raw_lr, steps)
         if callable(hyper["lr"]) and args.rounds >= 1:
             _check_schedule(hyper["lr"], raw_lr, args.rounds * max(steps, 1))
     if "K" in hyper and isinstance(hyper["K"], str) and hyper["K"].lower() == "inf":
         hyper["K"] = float("inf")
-    for key in ("rules",):
-        if key in hyper and isinstance(hyper[key], str):
-            hyper[key] = (hyper[key],)
+    if isinstance(hyper.get("rules"), str):
+        hyper["rules"] = (hyper["rules"],)
+    return hyper, popts
+
+
+def _run(args) -> int:
+    import toys
     from toys.problems.registry import options_of
 
+    hyper, popts = _settings(args)
     if "seed" in options_of(args.problem) and "seed" not in popts:
         popts["seed"] = args.seed
     problem = toys.make(args.problem, **popts)
@@ -182,12 +179,51 @@ def _run(args) -> int:
                      participation=args.participation, backend=args.backend,
                      device=args.device, dtype=args.dtype, record=args.record, **hyper)
     elapsed = time.perf_counter() - t0
+    path = trace.save(args.out) if args.out else None
+    if args.json:
+        from boundlab.io import dumps_strict
+
+        print(dumps_strict(summary(trace, args, hyper, popts, elapsed, path)))
+    else:
+        _print(trace, args, elapsed, path)
+    return 1 if trace.diverged_at is not None else 0
+
+
+def _print(trace, args, elapsed: float, path) -> None:
+    import numpy as np
+
     print(trace.summary())
     part = trace.participation.sum(axis=1)
     print(f"participants per round: mean {np.mean(part):.3g}, min {int(part.min())}; "
           f"backend {args.backend} ({trace.info['device']}, {trace.info['dtype']}); "
           f"{elapsed:.3g} s")
-    if args.out:
-        path = trace.save(args.out)
+    if path:
         print(f"wrote {path}")
-    return 1 if trace.diverged_at is not None else 0
+
+
+def summary(trace, args, hyper: dict, popts: dict, seconds: float, path=None) -> dict:
+    """The run as plain data (what ``--json`` prints): the setting, the first and last value of
+    each state quantity, the DKR / BM summaries, participation, divergence, time and file."""
+    import numpy as np
+
+    part = trace.participation.sum(axis=1)
+
+    def first_last(name):
+        v = trace.state[name]
+        return {"first": float(v[0]), "last": float(v[-1])}
+
+    return {
+        "algorithm": trace.algorithm, "problem": args.problem, "problem_options": popts,
+        "rounds": trace.rounds, "local_steps": trace.local_steps, "n_clients": trace.n_clients,
+        "seed": args.seed, "record": trace.record, "participation": args.participation,
+        "backend": args.backend, "device": trace.info.get("device"),
+        "dtype": trace.info.get("dtype"),
+        "hyper": {k: getattr(v, "text", v) if callable(v) else v for k, v in hyper.items()},
+        "diverged_at": trace.diverged_at,
+        **{name: first_last(name) for name in ("loss", "gap", "dist2")},
+        "avg_shadow_gap": float(trace.avg_shadow_gap), "rho_bar": float(trace.rho_bar),
+        "rho_tilde": float(trace.rho_tilde),
+        "participants": {"mean": float(np.mean(part)) if part.size else None,
+                         "min": int(part.min()) if part.size else None},
+        "seconds": seconds, "out": path,
+    }

@@ -1,9 +1,10 @@
 """``boundlab sweep ALGO --problem NAME --grid name=v1,v2 [...] [name=value ...]``: a sweep of
 :func:`verify.sweep` from the shell, with a progress bar.
 
-``--grid name=v1,v2,...`` (repeatable) gives the values of one grid name; ``name=value`` words
-are fixed settings. Both are routed as in :mod:`verify.sweep`: options of the problem build it
-(``toys.make(NAME, ...)``), the rest go to ``toys.run``. ``--bound ID`` judges a bound on every
+``--grid name=v1,v2,...`` (repeatable; one word: ``--grid lr=0.1,0.2``) gives the values of one
+grid name; ``name=value`` words are fixed settings (both read by :mod:`verify.cli.assign`).
+Both are routed as in :mod:`verify.sweep`: options of the problem build it (``toys.make(NAME,
+...)``), the rest go to ``toys.run``. ``--bound ID`` judges a bound on every
 grid point over the seeds; ``--out DIR`` keeps every finished point (a re-run resumes);
 ``--table FILE`` (``.csv`` or ``.parquet``) writes the whole table atomically;
 ``--executor dask`` runs on a local Dask cluster (``--workers N``) or on ``--scheduler ADDR``
@@ -44,7 +45,7 @@ def register(sub) -> None:
                    help="fixed settings (problem options or run hyper-parameters)")
     p.add_argument("--problem", required=True, help="problem name (boundlab toys list)")
     p.add_argument("--grid", action="append", default=[], metavar="name=v1,v2,...",
-                   help="values of one grid name (repeatable), e.g. lr=0.05,0.1")
+                   help="values of one grid name, one word (repeatable), e.g. --grid lr=0.05,0.1")
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per point (default 3)")
     p.add_argument("--rounds", type=int, default=50, help="rounds per run (default 50)")
     p.add_argument("--bound", default=None, help="bound id to judge on every point")
@@ -64,25 +65,36 @@ def register(sub) -> None:
 
 
 def parse_grid(items) -> dict:
-    """``name=v1,v2`` words -> {name: [v1, v2]} (values parsed as ``boundlab toys`` does).
+    """``name=v1,v2`` words -> {name: [v1, v2]} (:func:`verify.cli.assign.grid`, the shared
+    parser; values typed as ``boundlab toys`` does).
 
     >>> parse_grid(["lr=0.05,0.1", "local_steps=5", "participation=full"])
     {'lr': [0.05, 0.1], 'local_steps': [5], 'participation': ['full']}
     """
-    from .toys_cmd import parse_options
+    from .assign import grid
 
-    grid = parse_options(items)
-    if not grid:
-        raise DomainError("--grid", "", "at least one name=v1,v2,... word")
-    return {k: list(v) if isinstance(v, tuple) else [v] for k, v in grid.items()}
+    return grid(items)
+
+
+def _words(args) -> tuple[dict, dict]:
+    """``(grid, fixed settings)``; ``--grid lr 0.1,0.2`` (the values as a separate word) is
+    refused with the one word to write instead, ``--grid lr=0.1,0.2``."""
+    from .assign import AssignmentError, options
+
+    loose = [w for w in args.fixed if "=" not in w]
+    for word in args.grid:
+        name = word.strip()
+        if "=" not in word and name.isidentifier() and loose:
+            raise AssignmentError("--grid", word, "name=v1,v2,...",
+                                  f"--grid {name}={loose[0].strip()}",
+                                  f"the values {loose[0]!r} came as a separate word")
+    return parse_grid(args.grid), options(args.fixed, what="setting")
 
 
 def _sweep(args) -> int:
     import verify
 
-    from .toys_cmd import parse_options
-
-    grid, fixed = parse_grid(args.grid), parse_options(args.fixed)
+    grid, fixed = _words(args)
     if args.table is not None and pathlib.Path(args.table).suffix not in (".csv", ".parquet"):
         raise DomainError("--table", args.table, "a path ending in .csv or .parquet")
     kw = dict(grid=grid, seeds=args.seeds, rounds=args.rounds, bound=args.bound, out=args.out,

@@ -22,8 +22,10 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import sys
 
 __all__ = ["register"]
 
@@ -46,7 +48,9 @@ def register(sub) -> None:
     p.add_argument("--cache-only", action="store_true",
                    help="do not solve: report only cached results (exit 0, null when absent)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument("--solver", default=None, help="CLARABEL, SCS or MOSEK (default: chain)")
+    p.add_argument("--solver", default=None, type=str.upper, choices=("CLARABEL", "SCS", "MOSEK"),
+                   help="CLARABEL, SCS or MOSEK (default: the chain Clarabel, MOSEK if "
+                        "installed, SCS)")
     p.add_argument("--vary", default=None, metavar="name=v1,v2,...",
                    help="compute the bracket over these values of one parameter")
     p.add_argument("--plot", default=None, metavar="PATH",
@@ -57,27 +61,28 @@ def register(sub) -> None:
 def _run(args) -> int:
     import boundlab
     from verify.cli import UsageError
-    from verify.cli.bounds_cmd import parse_assignments
+    from verify.cli.assign import number_list, numbers
     from verify.tightness import NOT_MATCHED, bracket
     from verify.tightness.brackets import supported_ids
 
     if args.id == "list":  # catalogue ids and registered bounds with a PEP model
         return _list(args.json, supported_ids(), NOT_MATCHED)
     b = boundlab.get(args.id)
-    params = parse_assignments(args.assignments, b)
+    params = numbers(args.assignments, b)
     if args.rounds is not None and args.rounds < 1:
         from boundlab.errors import DomainError
         raise DomainError("rounds", args.rounds, "integer >= 1")
-    kw = {"zeta_at": args.zeta_at, "cache": not args.no_cache, "solver": args.solver}
+    kw = {"zeta_at": args.zeta_at, "cache": not args.no_cache, "solver": args.solver,
+          "rounds": args.rounds, "cache_only": args.cache_only}
     if args.plot and not args.vary:
         raise UsageError("boundlab tightness: --plot needs --vary name=v1,v2,...")
     if args.vary:
-        from verify.tightness.plots import bracket_grid, plot_brackets
-
-        name, values = _parse_vary(args.vary, b)
-        rows = bracket_grid(args.id, params, name, values, rounds=args.rounds,
-                            cache_only=args.cache_only, **kw)
+        name, values = number_list(args.vary, b.params, b.id)
+        show = not args.json and sys.stderr.isatty()
+        rows = vary(args.id, params, name, values, kw, show=show)
         if args.plot and any(r is not None for r in rows):
+            from verify.tightness.plots import plot_brackets
+
             plot_brackets(rows, name, args.plot)
         if args.json:
             print(json.dumps([_clean(r) for r in rows]))
@@ -91,12 +96,41 @@ def _run(args) -> int:
         from boundlab.errors import MissingParameterError
         raise MissingParameterError(args.id, missing,
                                     {n: b.params[n].domain.describe() for n in missing})
-    r = bracket(args.id, params, rounds=args.rounds, cache_only=args.cache_only, **kw)
+    r = bracket(args.id, params, **kw)
     if args.json:
         print(json.dumps(_clean(r)))
     else:
         _print(r)
     return _status(r)
+
+
+def vary(bound_id, params, name, values, kw, *, show=False, console=None) -> list:
+    """The bracket at ``params`` with ``name`` set to each of ``values`` (None where
+    ``cache_only`` found nothing), with a progress bar (a count, the elapsed time and an ETA)
+    on stderr when ``show`` (``console``: where it draws instead, e.g. in a test)."""
+    from verify.tightness import bracket
+
+    rows = []
+    with _counter(len(values), f"PEP brackets over {name}", show, console) as step:
+        for v in values:
+            rows.append(bracket(bound_id, {**params, name: v}, **kw))
+            step(f"{name}={v:g}")
+    return rows
+
+
+@contextlib.contextmanager
+def _counter(total: int, what: str, show: bool, console=None):
+    """The shared progress bar (:func:`verify.cli.progress.counter`), with the per-solve PEP
+    spinner off meanwhile (it would fight the bar for the line)."""
+    from verify.cli.progress import counter
+    from verify.tightness._common import SPINNER
+
+    token = SPINNER.set(False)
+    try:
+        with counter(total, what, show, console=console) as step:
+            yield step
+    finally:
+        SPINNER.reset(token)
 
 
 def _status(r) -> int:
@@ -105,22 +139,6 @@ def _status(r) -> int:
     if r["verdict"].startswith(("VIOLATED", "solver inconsistency", "inaccurate")):
         return 1
     return 0 if r["worst_case_upper"] is not None or r["ok"] else 1
-
-
-def _parse_vary(text, bound):
-    from boundlab.errors import DomainError, UnknownNameError
-
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not raw:
-        raise DomainError("--vary", text, "name=v1,v2,...")
-    if name not in bound.params:
-        raise UnknownNameError(f"parameter of {bound.id}", name, list(bound.params))
-    try:
-        values = [float(v) for v in raw.split(",") if v.strip()]
-    except ValueError:
-        raise DomainError(name, raw, "comma-separated numbers") from None
-    return name, values
 
 
 def _clean(obj):

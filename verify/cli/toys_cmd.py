@@ -1,9 +1,10 @@
 """``boundlab toys list | constants``: the problem registry and measured constants.
 
 ``boundlab toys constants NAME [--seed S] [--batch-size B] [--json] [key=value ...]`` builds
-``toys.make(NAME, seed=S, key=value, ...)`` (values parsed as int, float, comma-separated
-tuples, true/false/none, else strings) and prints every constant with how it was obtained; for
-problems that carry the paper's reported figures (the seed-004 toy) it prints the comparison.
+``toys.make(NAME, seed=S, key=value, ...)`` (values parsed by :mod:`verify.cli.assign`: int,
+float, comma-separated tuples, true/false/none, else strings) and prints every constant with
+how it was obtained; for problems that carry the paper's reported figures (the seed-004 toy)
+it prints the comparison.
 
 Example
 -------
@@ -43,37 +44,15 @@ def register(sub) -> None:
 
 
 def parse_options(items) -> dict:
-    """Parse ``key=value`` words: int, then float, then comma tuple, true/false/none, else str.
+    """``key=value`` words, typed (:func:`verify.cli.assign.options`, the shared parser): int,
+    then float, then comma tuple, true/false/none, else str.
 
     >>> parse_options(["n_clients=5", "L=4.0", "w_frozen=1,1", "spread=std_quarter", "iid=true"])
     {'n_clients': 5, 'L': 4.0, 'w_frozen': (1, 1), 'spread': 'std_quarter', 'iid': True}
     """
-    out = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key.isidentifier():
-            raise DomainError("option", item, "key=value with a Python identifier as key")
-        if key in out:
-            raise DomainError(key, item, "given once", "duplicate option")
-        out[key] = _value(raw.strip())
-    return out
+    from .assign import options
 
-
-def _value(raw: str):
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    if "," in raw:
-        return tuple(_value(part.strip()) for part in raw.split(",") if part.strip())
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw
+    return options(items)
 
 
 def _list(args) -> int:

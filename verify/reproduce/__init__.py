@@ -24,7 +24,28 @@ import time
 
 from .registry import SIZES, Config, Result, experiments, get, select
 
-__all__ = ["Config", "SIZES", "experiments", "reproduce", "reproduce_all"]
+__all__ = ["Config", "SIZES", "experiments", "reproduce", "reproduce_all", "select_many"]
+
+
+def select_many(selection=None) -> list:
+    """The experiments of ``selection``: None or nothing named (all), one spec (``"002"``,
+    ``"002:table1"``, or a comma list of them) or a sequence of specs; in the order given,
+    each once.
+
+    >>> [e.id for e in select_many(["004:fig3", "004:fig2,004:fig3"])]
+    ['004:fig3', '004:fig2']
+    """
+    if selection is None or isinstance(selection, str):
+        specs = [None] if selection is None else selection.split(",")
+    else:
+        specs = [w for item in selection for w in str(item).split(",")]
+    chosen: dict = {}
+    for spec in specs:
+        if spec is not None and not spec.strip():
+            continue
+        for e in select(None if spec is None else spec.strip()):
+            chosen.setdefault(e.id, e)
+    return list(chosen.values()) or experiments()  # nothing named: every experiment
 
 
 def _config(config, quick, backend, data, executor="local", size=None):
@@ -106,12 +127,13 @@ def reproduce_all(selection: str | None = None, *, out, quick: bool = False,
     every selected one), then write ``report.md`` from every item finished in ``out`` with this
     configuration (the selected ones and those of earlier runs); returns ``[(id, status)]``
     with status ``"skipped"``, ``"error"`` (the item raised: its section in the report says
-    what) or the outcome. An item that raises does not stop the others."""
+    what) or the outcome. An item that raises does not stop the others. ``selection``: what
+    :func:`select_many` takes (one spec, a comma list or a sequence of specs)."""
     from . import store
     from .output import write_report
 
     cfg = _config(config, quick, backend, data, executor, size)
-    exps = select(selection)
+    exps = select_many(selection)
     out = store.open_out(out)
     status = []
     for e in exps:

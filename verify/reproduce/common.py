@@ -326,13 +326,13 @@ def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds
     every round; returns ``{metric: array (points, seeds, rounds)}`` (points in the grid's
     Cartesian order). ``label`` names what the grid values and ``fixed`` cannot (an lr
     schedule's constants, the data behind a problem object): it keys the resumable store."""
-    import verify
+    from verify.sweep import sweep
 
     seeds = list(seeds)
     cbs = [HeldOut(problem), *callbacks]
     out = _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed)
-    df = verify.sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
-                      executor=cfg.executor, record="none", callbacks=cbs, **fixed)
+    df = sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
+               executor=cfg.executor, record="none", callbacks=cbs, **fixed)
     P = int(np.prod([len(v) for v in grid.values()]))
     res = {}
     for m in metrics:

@@ -49,6 +49,11 @@ CACHE_ONLY: contextvars.ContextVar = contextvars.ContextVar("boundlab_pep_cache_
                                                             default=False)
 
 
+#: cleared while a caller draws its own progress display on stderr (``boundlab tightness
+#: --vary``): the per-solve spinner then stays off instead of fighting it for the line
+SPINNER: contextvars.ContextVar = contextvars.ContextVar("boundlab_pep_spinner", default=True)
+
+
 class NotCached(LookupError):
     """Raised on a cache miss while :data:`CACHE_ONLY` is set."""
 
@@ -197,10 +202,10 @@ def cached_solve(method: str, fclass: str, norm: dict, build, *, cache, solver,
 @contextlib.contextmanager
 def _progress(method: str, norm: dict):
     """A rich status line (spinner, elapsed time) on stderr while a PEP is solved; nothing when
-    stderr is not a terminal."""
+    stderr is not a terminal or :data:`SPINNER` is cleared."""
     import sys
 
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or not SPINNER.get():
         yield
         return
     from rich.console import Console

@@ -83,7 +83,7 @@ def problem_rows(build):
     from PEPit.expression import Expression
     from PEPit.point import Point
 
-    from ._solve import _make_wrapper_class
+    from ._wrapper import _make_wrapper_class
 
     row = _make_wrapper_class()._row
     pb = PEP()
@@ -199,7 +199,7 @@ def verify_result(result: dict, build, path, settings: dict, problem=None) -> di
     :class:`~boundlab.errors.IntegrityError` naming ``path`` and the field for a missing or
     malformed certificate, or stored numbers that the certificate does not give.
     """
-    from ._solve import TOL, TOL_PROOF
+    from ._wrapper import TOL, TOL_PROOF
 
     if not isinstance(result.get("certificate"), dict):
         if uncertified_claim(result):

@@ -85,7 +85,7 @@ def test_cli_constants_options_and_json(capsys):
     (["toys", "constants", "nope"], "unknown problem"),
     (["toys", "constants", "quadratic", "L=-1"], "L = -1"),
     (["toys", "constants", "quadratic", "hetero=1"], "unknown option"),
-    (["toys", "constants", "quadratic", "oops"], "key=value"),
+    (["toys", "constants", "quadratic", "oops"], "is not name=value"),
     (["toys", "constants", "quadratic", "seed=1", "--seed", "2"], "seed"),
     (["toys", "constants"], "error"),
     (["toys"], "error"),
