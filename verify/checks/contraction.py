@@ -34,7 +34,6 @@ import numpy as np
 import boundlab
 import toys
 
-from ..suite import register
 from ._common import (
     attach_tightness,
     claim,
@@ -44,6 +43,7 @@ from ._common import (
     trace_diverged,
     worst_rows,
 )
+from ._registry import register
 
 E = 5
 METHODS = (("fedavg", "fedavg", {}, "contraction.fedprox_sc"),

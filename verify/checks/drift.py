@@ -32,7 +32,6 @@ import numpy as np
 import boundlab
 import toys
 
-from ..suite import Context, register
 from ._common import (
     attach_tightness,
     claim,
@@ -42,6 +41,7 @@ from ._common import (
     simulate,
     worst_rows,
 )
+from ._registry import Context, register
 from ._runs import DIVERGED, final_model, runs, sweep_runs, trace_values
 
 ETA = 0.2

@@ -41,7 +41,6 @@ import boundlab
 import toys
 
 from ..compare import mean_ci
-from ..suite import register
 from ._common import (
     attach_tightness,
     claim,
@@ -53,6 +52,7 @@ from ._common import (
     trace_diverged,
     worst_rows,
 )
+from ._registry import register
 from ._runs import DIVERGED, final_model, runs, sweep_runs, trace_values
 
 E = 2

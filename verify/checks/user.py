@@ -41,7 +41,7 @@ _ORDER = ("error", "VIOLATED", "diverged", "inconclusive", "not-applicable", "ho
 
 def user_specs() -> list:
     """A :class:`~verify.suite.CheckSpec` for every registered bound."""
-    from ..suite import CheckSpec
+    from ._registry import CheckSpec
 
     out = []
     for bid in boundlab.registry.registered_ids():

@@ -31,8 +31,8 @@ import toys
 from toys import participation
 
 from ..compare import compare
-from ..suite import register
 from ._common import claim, simulate
+from ._registry import register
 from ._runs import runs, sweep_runs
 
 K_GRID = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500)
