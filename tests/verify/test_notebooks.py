@@ -1,7 +1,11 @@
 """Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1), with an inline
-matplotlib backend, and shows at least one figure."""
+matplotlib backend, and shows at least one figure; each figure passes the figure lint
+(verify.figures.lint, through the BOUNDLAB_FIGURE_LINT hook of verify.figures.show); titles render
+as one heading; the Verdict states the finding in words, without internal names."""
 
+import json
 import pathlib
+import re
 
 import nbformat
 import pytest
@@ -26,6 +30,9 @@ def test_notebook_is_committed_clean(path):
         "notebooks are committed without outputs"
     assert not any("matplotlib.use(" in c.source or "%matplotlib" in c.source for c in code), \
         "the backend is the runner's choice, not the notebook's"
+    assert nb.cells[0].source.startswith("# ") and not nb.cells[0].source.startswith("# #"), \
+        "the title is one level-1 heading"
+    assert not any("def show(" in c.source for c in code), "verify.figures.show is shared"
 
 
 def _images(nb) -> int:
@@ -42,6 +49,8 @@ def test_notebook_runs_and_draws(path, monkeypatch, tmp_path):
     nb = nbformat.read(path, as_version=4)
     monkeypatch.setenv("BOUNDLAB_NB_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", INLINE)
+    lint = tmp_path / "figure-lint.jsonl"
+    monkeypatch.setenv("BOUNDLAB_FIGURE_LINT", str(lint))
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
@@ -50,6 +59,27 @@ def test_notebook_runs_and_draws(path, monkeypatch, tmp_path):
     assert _images(nb) >= 1, f"{path.name} produced no figure (no image/png output)"
     assert _verdict_is_computed(nb), f"{path.name}: the cell after '## Verdict' shows no " \
         "computed text (a text/markdown output)"
+    figures = [json.loads(line) for line in lint.read_text().splitlines()]
+    assert len(figures) == _images(nb)
+    assert not [f for f in figures if f["problems"]], figures
+    finding = _verdict_text(nb)
+    assert "holds" in finding or "VIOLATED" in finding or "does not hold" in finding, finding
+    assert "times the measured value" in finding, finding  # how loose
+    assert not INTERNAL.search(finding), INTERNAL.search(finding)
+
+
+#: internal names a reader should not meet: catalogue ids, term_* columns, snake_case, reprs
+INTERNAL = re.compile(r"\b[a-z]+\.[a-z_]+_[a-z_]+\b|\bterm_|\b[a-z]+_[a-z]+\b|Value\(")
+
+
+def _verdict_text(nb) -> str:
+    """The Markdown the Verdict cell displayed."""
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "markdown" and c.source.lstrip().startswith("## Verdict"):
+            after = next(d for d in nb.cells[i + 1:] if d.cell_type == "code")
+            return "".join(o["data"]["text/markdown"] for o in after.outputs
+                           if "text/markdown" in o.get("data", {}))
+    return ""
 
 
 def _verdict_is_computed(nb) -> bool:

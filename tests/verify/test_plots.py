@@ -23,6 +23,7 @@ from verify import _fig_series as series  # noqa: E402
 from verify._fig_ratios import ratio_figure  # noqa: E402
 from verify._fig_style import A4_WIDTH, VERDICT_COLORS, save  # noqa: E402
 from verify.compare import CheckResult  # noqa: E402
+from verify.figures import lint  # noqa: E402
 from verify.plots import theory_vs_measured  # noqa: E402
 from verify.report import write_report  # noqa: E402
 from verify.tightness.plots import plot_brackets  # noqa: E402
@@ -151,7 +152,7 @@ def test_theory_vs_measured_layout_titles_labels_and_files(tmp_path):
     assert (tmp_path / "fig.svg").read_text().lstrip().startswith("<?xml")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png", "fig.svg"]  # no temp left
     with pytest.raises(DomainError, match="yscale"):
-        theory_vs_measured(_frame("wide"), facet="local_steps", yscale="symlog")
+        theory_vs_measured(_frame("wide"), facet="local_steps", yscale="sqrt")
 
 
 def test_one_panel_per_grid_value_in_rows_of_at_most_three():
@@ -159,6 +160,8 @@ def test_one_panel_per_grid_value_in_rows_of_at_most_three():
     fig = theory_vs_measured(pd.concat(frames, ignore_index=True), facet="local_steps")
     assert len(fig.axes) == 6
     assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2
+    assert lint(fig) == []  # one y label for both rows: none printed over another
+    assert fig.get_supylabel().startswith("round-average gap")
 
 
 # --- the report's figures, from synthetic check results -------------------------------------
@@ -189,6 +192,7 @@ def test_near_duplicate_curves_become_one_multi_panel_figure():
     _assert_fonts_and_nothing_clipped(fig)
     assert "Ben Mansour" in fig.get_suptitle() and "Corollary 4" in fig.get_suptitle()
     assert fig.axes[-1].get_title().startswith("FedMax(k), k = 2")
+    assert lint(fig) == []
     assert all(ax.get_yscale() == "log" and len(_polys(ax)) == 0 for ax in fig.axes)
 
 
@@ -235,6 +239,13 @@ def test_claim_figures_have_outside_legends_and_titles_in_words():
         _assert_legends_outside(fig)
         _assert_titles_in_words(fig)
         _assert_fonts_and_nothing_clipped(fig)
+        assert lint(fig) == []
+    # the caption says which lines are drawn: no promise of dashed rates without factors
+    assert "dashed" in series.contraction(c).caption
+    c.series = {k: v for k, v in c.series.items() if k != "factors"}
+    bare = series.contraction(c)
+    assert "dashed" not in bare.caption
+    assert all(ln.get_linestyle() == "-" for ln in bare.axes[0].get_lines())
     refuted = series.contraction(c).axes[0]
     assert all(to_rgba(s.get_edgecolor()) == to_rgba(VERDICT_COLORS["refuted"])
                for s in refuted.spines.values())
@@ -340,3 +351,73 @@ def test_bracket_plot_in_words_at_a4_width(tmp_path, monkeypatch):
     assert fig.axes[1].get_xlabel() == "local steps per round \u03c4"
     for text in fig.findobj(matplotlib.text.Text):
         assert not text.get_text().strip() or text.get_fontsize() >= 8
+
+
+# --- issue 22: the bound on top, terms never lost, running averages, A4 ----------------------
+
+def test_the_bound_is_drawn_on_top_of_its_terms():
+    fig = theory_vs_measured(_frame("wide"), facet="local_steps")
+    for ax in fig.axes:
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        bound = next(ln for ln in ax.get_lines() if to_rgba(ln.get_color()) == to_rgba("k"))
+        terms = [ln for ln in ax.get_lines() if ln.get_linestyle() not in ("-", "solid")]
+        assert terms and all(bound.get_zorder() > t.get_zorder() for t in terms), lines
+
+
+def test_a_term_zero_everywhere_is_named_not_promised():
+    df = _frame("wide")
+    df["term_noise"] = 0.0
+    fig = theory_vs_measured(df, facet="local_steps")
+    leg = fig.legends[0]
+    texts = [t.get_text() for t in leg.get_texts()]
+    assert not any("noise" in t or "some panels" in t for t in texts), texts
+    assert "= 0 everywhere, not drawn: gradient noise" in leg.get_title().get_text()
+
+
+def test_a_geometric_grid_gets_a_log_x_axis():
+    frames = [_frame("wide").assign(tau=v) for v in (1, 10, 100, 1000)]
+    df = pd.concat(frames, ignore_index=True)
+    df = df[df["round"] == 10].assign(local_steps=2)
+    fig = theory_vs_measured(df[df.seed < 3], x="tau")
+    assert fig.axes[0].get_xscale() == "log"
+    assert theory_vs_measured(_frame("wide"), facet="local_steps").axes[0].get_xscale() \
+        == "linear"  # rounds 1..10: an arithmetic grid
+
+
+def test_a_time_averaged_bound_against_rounds_is_drawn_at_every_T():
+    import verify
+
+    df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2, 4]}, seeds=1, rounds=8,
+                      bound="drift.fedavg_convex", lr=0.1)
+    fig = theory_vs_measured(df, facet="local_steps")
+    b = boundlab.get("drift.fedavg_convex")
+    for ax, steps in zip(fig.axes, (2, 4)):
+        run = df[df.local_steps == steps].sort_values("round")
+        judged = run.dropna(subset=["measured"]).iloc[0]
+        bound = next(ln for ln in ax.get_lines() if to_rgba(ln.get_color()) == to_rgba("k"))
+        measured = next(ln for ln in ax.get_lines() if ln.get_zorder() == 5)
+        T, y = measured.get_data()
+        assert list(T) == list(range(1, 9))  # every T, not one point
+        gap = run["shadow_gap"].to_numpy()
+        assert y == pytest.approx([gap[:t].mean() for t in range(1, 9)])  # running averages
+        assert y[-1] == pytest.approx(judged["measured"])
+        params = {n: judged[f"rhs_{n}"] for n in b.params}
+        assert bound.get_ydata()[-1] == pytest.approx(judged["bound_value"])
+        assert bound.get_ydata()[2] == pytest.approx(b.evaluate(**{**params, "T": 3}))
+
+
+def test_the_tightness_figure_bands_clips_and_fits_a_page():
+    rs = [_bound_result("drift.fedavg_convex", "holds", r, f"tau={i}")
+          for i, r in enumerate((2.0, 50.0, 5e4, 1e18))]
+    rs += [_bound_result("skew.corollary_gamma", "holds", 3.0 + i, f"fedmax_k{i}")
+           for i in range(80)]
+    fig = ratio_figure(rs)
+    assert fig.get_figheight() <= 9.7
+    colors = {to_rgba(p.get_facecolor()) for ax in fig.axes for p in ax.patches}
+    assert len(colors) == 3  # tight, loose, vacuous: not all one green
+    lo, hi = fig.axes[-1].get_xlim()
+    assert hi <= 1e9 and lo >= 0.1  # the 1e18 ratio is clipped, the axis follows the data
+    assert "drawn at it" in fig.legends[0].get_title().get_text()
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert any("tightest of" in s for s in labels)  # 80 cases of one statement: one bar
+    assert lint(fig) == []

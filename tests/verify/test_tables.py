@@ -92,7 +92,10 @@ def test_ratio_figure_shows_bound_checks_only_coloured_by_verdict(tmp_path, monk
     figures(rs, tmp_path)
     judged = [r for r in rs if r.kind == "bound" and r.verdict != "not-applicable"]
     assert seen["widths"] == [r.ratio for r in judged]  # no claim, no not-applicable bar
-    assert seen["colors"] == [_COLORS[r.verdict] for r in judged]
+    # hue = verdict; a bound that holds is shaded by how loose it is (issue 22: not all green)
+    band = [_COLORS[r.verdict] if r.verdict != "holds" else "tab:green" if r.ratio <= 10
+            else "#98df8a" if r.ratio <= 1e3 else "tab:olive" for r in judged]
+    assert seen["colors"] == band
 
 
 def test_every_check_name_is_accepted_by_only():

@@ -19,8 +19,8 @@ import io
 import pathlib
 
 from boundlab.integrity import escape
-from boundlab.io import atomic_savefig
 
+from ..figures.reproduce import save_item
 from . import store
 from .registry import TIE_RULE
 from .store import slug
@@ -112,7 +112,7 @@ def write_item(out, exp, res, cfg, seconds: float, error=None) -> pathlib.Path:
         if error is None:
             (tmp / "results.csv").write_text(_csv(res.rows), encoding="utf-8")
             if res.figure is not None:
-                atomic_savefig(res.figure, tmp / "figure.png", dpi=110, bbox_inches="tight")
+                save_item(res.figure, tmp / "figure.png", close=False, name=exp.id)
             text = section(exp, res, cfg, seconds)
         else:
             text = error_section(exp, f"{error[0]}: {error[1]}", seconds)

@@ -101,12 +101,14 @@ def _problem_at(cfg, fw, model, seed):
 
 
 def _fig(ncols=3, w=4.2, h=3.2):
+    """One row of ``ncols`` panels in the house style (:func:`verify.figures.paper_axes`, A4
+    text width; ``w`` is kept for the callers and no longer widens the figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..figures.reproduce import paper_axes
 
-    return plt.subplots(1, ncols, figsize=(w * ncols, h), squeeze=False)
+    return paper_axes(ncols, min(h, 3.0) if ncols == 1 else 2.4)
 
 
 @register("000:table3", "BM-A Table 3", "R90 of FedSoftMax vs FedAvg in TNIID / NIID / IID",
@@ -286,6 +288,7 @@ def fig5(cfg) -> Result:
           STAND_IN, "'alpha_i almost always converges to p_i with a rate of 1/t' (IID); in "
           "very non-IID alpha converges to a non-p limit (Q3)")
 def fig6(cfg) -> Result:
+    FLOOR = 1e-10  # noqa: N806 - values below are numerical zeros, drawn at it
     rows, claims, dev = [], [], {}
     fig, axes = _fig(1, 6, 3.6)
     ax = axes[0, 0]
@@ -294,13 +297,14 @@ def fig6(cfg) -> Result:
         d = np.abs(alphas - ps[:, None, :]).mean(axis=(0, 2))  # mean over seeds and clients
         dev[fw] = d
         t = np.arange(1, len(d) + 1)
-        ax.loglog(t, d, label=fw)
+        ax.loglog(t, np.maximum(d, FLOOR), label=fw)  # a numerical zero drawn at the floor
         rows += [{"framework": fw, "round": int(r), "mean_abs_alpha_minus_p": float(v)}
                  for r, v in zip(t, d)]
     t = np.arange(1, len(dev["IID"]) + 1)
-    ax.loglog(t, dev["IID"][0] / t, "k:", label="1/t")
-    ax.set_xlabel("round")
-    ax.set_ylabel("mean |alpha_i - p_i|")
+    ax.loglog(t, dev["IID"][-1] * t[-1] / t, "k:",  # through the last IID point
+              label="reference rate 1/t (through the last IID value)")
+    ax.set_xlabel("round t")
+    ax.set_ylabel(f"mean |\u03b1\u1d62 \u2212 p\u1d62| (floor {FLOOR:g})")
     ax.legend()
     half = len(t) // 2
     slope = float(np.polyfit(np.log(t[half:]), np.log(dev["IID"][half:]), 1)[0])

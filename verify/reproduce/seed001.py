@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 
+from ..figures.reproduce import reference_line
 from .common import DIGITS, ci95, fmt_ci, rounds_to
 from .registry import Claim, Result, order, register
 from .seed000 import _fig, runs
@@ -141,7 +142,7 @@ def fig2(cfg) -> Result:
              "final_accuracy": final[n]} for n in RULES] + _rows(accs, "non-IID")
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "non-IID (2 classes per client)")
-    ax[0, 0].axhline(target, color="grey", lw=0.5)
+    reference_line(ax[0, 0], target, f"target accuracy {target:.0%}")
     return Result(rows, claims, fig, setup="target 60 % test accuracy")
 
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..figures.reproduce import reference_line
 from .common import LastProcess, sweep_runs
 from .registry import Claim, Result, order, register
 from .seed000 import _fig
@@ -146,7 +147,7 @@ def table_d6(cfg) -> Result:
     ax[0, 0].set_xscale("log")
     ax[0, 0].set_xlabel("E[p_n]")
     ax[0, 0].set_ylabel("test accuracy %")
-    ax[0, 0].axhline(100 / 10, color="grey", lw=0.5)
+    reference_line(ax[0, 0], 100 / 10, "chance (10 classes)")
     ax[0, 0].legend(fontsize=6)
     R = rounds(cfg)
     return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {R} rounds (paper: "
@@ -231,11 +232,10 @@ def table_d3(cfg) -> Result:
                             status="tie" if o == "tie" else None))
     fig, ax = _fig(3, 3.6, 3.2)
     for j, k in enumerate(stats):
-        ax[0, j].bar(range(len(names)), [res[n, k] for n in names])
+        ax[0, j].bar(range(len(names)), [res[n, k] for n in names], label="ours")
         ax[0, j].plot(range(len(names)), [PAPER_D3[n][j] / (1 if j == 0 else 100)
                                           for n in names], "k_", ms=14, label="paper")
-        ax[0, j].set_xticks(range(len(names)), [n.replace(" ", "\n") for n in names],
-                            fontsize=6)
+        ax[0, j].set_xticks(range(len(names)), names, rotation=90)
         ax[0, j].set_title(k)
     ax[0, 0].legend(fontsize=7)
     return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {R} rounds, {S} "

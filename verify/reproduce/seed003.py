@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..figures.reproduce import reference_line
 from .common import DIGITS, federate, pool, rounds_to, run_acc, torch_backend
 from .registry import Claim, Result, order, register
 from .seed000 import _fig
@@ -105,8 +106,8 @@ def table1(cfg) -> Result:
                          final[model, data, b], "paper_rounds_femnist": pr,
                          "paper_accuracy_femnist": pa})
             axes[0, j].plot(np.arange(1, len(a) + 1), a, label="FedAvg" if b == 1 else f"β={b}")
-        axes[0, j].set_title(f"{model}, {data}", fontsize=9)
-        axes[0, j].axhline(TARGET[model], color="grey", lw=0.5)
+        axes[0, j].set_title(f"{model}, {data}")
+        reference_line(axes[0, j], TARGET[model], "target accuracy")
         axes[0, j].set_xlabel("round")
     axes[0, 0].set_ylabel("test accuracy")
     axes[0, 0].legend(fontsize=7)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..figures.reproduce import reference_line
 from .common import DIGITS, ci95, federate, pool, rounds_to, run_acc, torch_backend
 from .registry import Claim, Result, order, register
 from .seed000 import _fig
@@ -218,7 +219,7 @@ def fig4(cfg) -> Result:
         ax[0, 0].plot(np.arange(1, R + 1), a.mean(axis=0), label=k)
         rows += [{"split": k, "round": i + 1, "accuracy": float(v)}
                  for i, v in enumerate(a.mean(axis=0))]
-    ax[0, 0].axhline(0.79, color="grey", lw=0.5)
+    reference_line(ax[0, 0], 0.79, "target accuracy 79 %")
     ax[0, 0].legend()
     ax[0, 0].set_xlabel("round")
     ax[0, 0].set_ylabel("test accuracy")

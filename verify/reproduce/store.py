@@ -62,7 +62,7 @@ __all__ = ["KIND", "ITEM_FILES", "Record", "done", "item_claim", "open_out", "re
 
 KIND = "reproduce"
 FORMAT = "boundlab-reproduce-item/1"
-ITEM_FILES = ("results.csv", "figure.png", "section.md")
+ITEM_FILES = ("results.csv", "figure.png", "figure.svg", "section.md")
 SWEEPS = ".sweeps"
 MAX_DONE = 1 << 20        # done.json: claims are a few kB
 MAX_SECTION = 1 << 20     # section.md

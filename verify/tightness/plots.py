@@ -1,9 +1,5 @@
-"""Brackets as a function of one parameter: the grid and its plot (matplotlib, Agg backend;
-the house style of :mod:`verify.plots`).
-
-The plot has two panels over the varied parameter: the bound ``B`` with the PEP's ``UB`` and
-``LB`` (log scale), and the tightness band ``[B/UB, B/LB]``. Figures are written to a temporary
-file in the target directory and renamed (atomic).
+"""Brackets as a function of one parameter: the grid here, its plot in the house style
+(:func:`verify.figures.plot_brackets`, re-exported here under its old path).
 
 Example
 -------
@@ -18,8 +14,7 @@ True
 
 from __future__ import annotations
 
-import pathlib
-
+from ..figures.brackets import plot_brackets
 from .brackets import bracket
 
 __all__ = ["bracket_grid", "plot_brackets"]
@@ -35,95 +30,3 @@ def bracket_grid(bound_id, base, vary, values, *, rounds=None, cache_only=False,
         rows.append(bracket(bound_id, {**base, vary: v}, rounds=rounds, cache_only=cache_only,
                             **kw))
     return rows
-
-
-def plot_brackets(rows, vary, path, *, title=None) -> pathlib.Path:
-    """Plot a grid of brackets (from :func:`bracket_grid`) to ``path`` (PNG/SVG by suffix,
-    300 dpi, written atomically), in the house style of :mod:`verify.plots`: A4 text width,
-    fonts >= 8 pt, the title in words (paper and theorem), the legends below each panel,
-    the panels framed in the verdict's colour (holds on the PEP class or VIOLATED)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from boundlab.io import atomic_savefig
-
-    from .._fig_style import A4_WIDTH, frame_verdict, style, suptitle
-
-    rows = [r for r in rows if r is not None]
-    if not rows:
-        raise ValueError("no brackets to plot")
-    xs = [r["params"][vary] for r in rows]
-    verdict = ("VIOLATED" if any(not (r.get("ordering") or {}).get("holds", True) for r in rows)
-               else "holds")
-    with style():
-        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(A4_WIDTH * 0.8, 6.0), sharex=True)
-        _values_panel(ax1, xs, rows)
-        _ratio_panel(ax2, xs, rows)
-        ax2.set_xlabel(_param_label(rows[0]["id"], vary))
-        for ax in (ax1, ax2):
-            frame_verdict(ax, verdict)
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        suptitle(fig, title or _title(rows[0], vary, verdict))
-        path = pathlib.Path(path)
-        try:
-            atomic_savefig(fig, path, dpi=300, bbox_inches="tight", pad_inches=0.03)
-        finally:
-            plt.close(fig)
-    return path
-
-
-def _values_panel(ax, xs, rows) -> None:
-    ax.plot(xs, [r["bound"] for r in rows], "k-o", ms=3, label="bound B")
-    ax.plot(xs, [_nan(r["worst_case_upper"]) for r in rows], "C0-s", ms=3,
-            label="PEP worst case,\nupper UB")
-    ax.plot(xs, [_nan(r["worst_case_lower"]) for r in rows], "C1--^", ms=3,
-            label="PEP worst case,\nlower LB")
-    if any(r.get("lower_in_bound_class") is not None for r in rows):
-        ax.plot(xs, [_nan(r.get("lower_in_bound_class")) for r in rows], "C2:",
-                label="instance in the\nbound's class")
-    ax.set_yscale("log")
-    ax.set_ylabel("value of the measured quantity")
-
-
-def _ratio_panel(ax, xs, rows) -> None:
-    lo = [_nan(r["ratio_low"]) for r in rows]
-    hi = [_nan(r["ratio_high"]) for r in rows]
-    ax.plot(xs, lo, "C0-s", ms=3, label="B/UB: certified\nlooseness")
-    ax.plot(xs, hi, "C1--^", ms=3, label="B/LB")
-    ax.fill_between(xs, lo, hi, color="C0", alpha=0.15, lw=0,
-                    label="bracket of B / worst case")
-    ax.axhline(1.0, color="k", lw=0.8, label="1: tight")
-    ax.set_yscale("log")
-    ax.set_ylabel("tightness ratio B / worst case")
-
-
-def _param_label(bound_id, vary) -> str:
-    import boundlab
-
-    from .._fig_style import case_words
-
-    doc = getattr(boundlab.get(bound_id).params.get(vary), "doc", "") or ""
-    doc = doc.split(";")[0].split(" (")[0]
-    symbol = case_words(f"{vary}=x")[:-4]
-    return f"{doc} {symbol}".strip() if doc and len(doc) <= 40 else symbol
-
-
-def _title(r0, vary, verdict) -> str:
-    import boundlab
-
-    from .._fig_style import scrub, source_words
-
-    fixed = ", ".join(f"{k} = {v:g}" for k, v in r0["params"].items()
-                      if k != vary and isinstance(v, (int, float)))
-    rel = "exact class" if r0["exact"] else "relaxed: " + "; ".join(r0["relaxed"])
-    if r0.get("scope"):
-        rel += "; scope: " + "; ".join(r0["scope"])
-    return scrub(f"{source_words(boundlab.get(r0['id']).source)}: PEP tightness ({verdict}) "
-                 f"at {fixed}; {rel}")
-
-
-def _nan(v):
-    """Value for a log axis: missing or non-positive (solver noise around 0) -> NaN."""
-    return float("nan") if v is None or v <= 0 else v
