@@ -88,10 +88,22 @@ def end_to_end(budget: int) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks falsify")
     ap.add_argument("--quick", action="store_true", help="small budgets (a smoke run)")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="interleaved repeats of before / after (default 3; --quick: 1); the "
+                         "medians are reported")
     args = ap.parse_args(argv)
-    print(f"== falsify search speed ({_load()}, {os.cpu_count()} CPUs)")
-    b = before(40 if args.quick else 200)
-    a = after(256 if args.quick else 1024, 1 if args.quick else 4)
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
+    if repeat < 1:
+        print(f"error: --repeat = {repeat} is outside its domain: integer >= 1")
+        return 2
+    print(f"== falsify search speed ({_load()}, {os.cpu_count()} CPUs), {repeat} interleaved "
+          f"repeats")
+    befores, afters = [], []
+    for _ in range(repeat):  # interleaved, so a change of machine load hits both alike
+        befores.append(before(40 if args.quick else 200))
+        afters.append(after(256 if args.quick else 1024, 1 if args.quick else 4))
     end_to_end(200 if args.quick else 4000)
-    print(f"speed-up of the batched engine: {a / b:.0f}x (target 50x)   {_load()}")
+    b, a = float(np.median(befores)), float(np.median(afters))
+    print(f"medians: before {b:.1f} / s, after {a:.1f} / s; speed-up of the batched engine: "
+          f"{a / b:.0f}x (target 50x)   {_load()}")
     return 0
