@@ -1,0 +1,303 @@
+"""The three layers of :mod:`verify.falsify.power`, run on the original bound once and on each
+mutant: the main job's fixed-instance checks, the search, and the exact worst case (PEP).
+
+Each ``*_layer`` function returns ``{mutant id: Flag}`` plus the cost. A layer *flags* a mutant
+when it would report it violated: the fixed-instance check's verdict is ``VIOLATED``; the
+search (``verify.worst_instance`` for a catalogue bound, ``verify.falsify(exact=False)`` for a
+registered one) measured a ratio above 1 on the real engine; the PEP's lower bound (a concrete
+worst case of the bound's class) exceeds the mutant at a point satisfying its preconditions.
+
+How the fixed layer reaches the checks without editing them: the checks of the original are
+run once while :func:`verify.compare.compare` is observed (their measured samples and the
+parameters they were judged at are kept), and each mutant is judged by ``compare`` on the same
+samples and parameters. A check that passes its own right-hand side (a client average, a
+registered run's frame) is re-run per mutant with ``boundlab.get`` answering the mutant for the
+original's id inside that check's module only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import time
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer"]
+
+_COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user")
+TOL = 1e-6
+#: caps of the local steps at a PEP point, and the PEP time per bound (seconds)
+SMALL = {"tau": 2, "E": 2, "K": 2}
+PEP_SECONDS = 60.0
+
+
+@dataclass
+class Flag:
+    """One layer's answer for one mutant: ``flagged`` (True / False / None = not run) and the
+    counterexample it rests on (``witness``: the measured or PEP value, the bound's value, and
+    where)."""
+
+    flagged: bool | None
+    why: str = ""
+    witness: dict = field(default_factory=dict)
+
+
+@dataclass
+class LayerRun:
+    """A layer's flags, evaluations spent (instance runs or PEP solves) and seconds."""
+
+    flags: dict = field(default_factory=dict)
+    evaluations: int = 0
+    seconds: float = 0.0
+    reason: str = ""  # why the layer does not reach this bound ('' if it does)
+
+
+# ----------------------------------------------------------------------------- fixed
+@contextlib.contextmanager
+def _observe(bound_id, calls, searches):
+    import verify.worst as worst
+
+    mods = [importlib.import_module(m) for m in _COMPARE_MODULES]
+    saved = [(m, m.compare) for m in mods]
+    real_worst = worst.worst_instance
+
+    def spy(fn):
+        def compare(bound, lhs_samples, rhs=None, **kw):
+            r = fn(bound, lhs_samples, rhs, **kw)
+            if bound.id == bound_id and r.kind == "bound":
+                calls.append({"samples": np.asarray(lhs_samples, dtype=float).copy(),
+                              "rhs": rhs, "kw": kw, "verdict": r.verdict})
+            return r
+        return compare
+
+    def spy_worst(bound, *a, **kw):
+        w = real_worst(bound, *a, **kw)
+        if getattr(bound, "id", bound) == bound_id:
+            searches.append({"kw": kw, "result": w})
+        return w
+
+    for m, fn in saved:
+        m.compare = spy(fn)
+    worst.worst_instance = spy_worst
+    try:
+        yield
+    finally:
+        for m, fn in saved:
+            m.compare = fn
+        worst.worst_instance = real_worst
+
+
+class _Shim(types.ModuleType):
+    """``boundlab`` as one check module sees it: ``get(original id)`` is the mutant."""
+
+    def __init__(self, real, original_id, mutant):
+        super().__init__("boundlab")
+        self._real, self._id, self._mutant = real, original_id, mutant
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def get(self, bound_id):
+        return self._mutant if bound_id == self._id else self._real.get(bound_id)
+
+
+def run_checks(bound_id, ctx):
+    """Run the main job's checks of ``bound_id`` (the fixed-instance ones and the searches)
+    while observing them: ``(fixed specs, calls, searches, results, seconds)``."""
+    from verify.suite import select
+
+    specs = [s for s in select(bound_id) if bound_id in s.bound_ids]
+    calls, searches, results = [], [], []
+    t0 = time.perf_counter()
+    with _observe(bound_id, calls, searches):
+        for s in specs:
+            try:
+                results += list(s.fn(ctx))
+            except Exception as exc:  # noqa: BLE001 - a crashing check judges nothing
+                results.append(f"{s.name}: {type(exc).__name__}: {exc}")
+    return specs, calls, searches, results, time.perf_counter() - t0
+
+
+def fixed_layer(original, mutants, ctx, observed) -> LayerRun:
+    """The fixed-instance layer: each mutant judged where the main job judged the original."""
+    from verify.compare import compare
+
+    specs, calls, _, _, seconds = observed
+    fixed = [c for c in calls if not c["kw"].get("problem", "").startswith("worst instance")]
+    out = LayerRun(evaluations=len(fixed), seconds=seconds)
+    if not fixed:
+        out.reason = ("no fixed-instance check judges it with a measured left-hand side"
+                      if specs else "no check of the main job judges it")
+        return out
+    t0 = time.perf_counter()
+    rerun = [s for s in specs if not s.name.endswith("_worst_instance")] \
+        if any(c["rhs"] is not None for c in fixed) else []
+    for m in mutants:
+        if rerun:
+            verdicts = _rerun(original, m, rerun, ctx)
+        else:
+            verdicts = [(compare(m, c["samples"], None, **c["kw"]), c) for c in fixed]
+        bad = [(r, c) for r, c in verdicts if r.verdict == "VIOLATED"]
+        out.flags[m.id] = Flag(bool(bad), "" if not bad else "fixed instance VIOLATED",
+                               {} if not bad else {"measured": bad[0][0].measured,
+                                                   "bound": bad[0][0].bound,
+                                                   "case": bad[0][0].case or bad[0][0].check})
+    out.seconds += time.perf_counter() - t0
+    return out
+
+
+def _rerun(original, mutant, specs, ctx):
+    import boundlab
+
+    out = []
+    for s in specs:
+        mod = importlib.import_module(s.fn.__module__) if hasattr(s.fn, "__module__") else None
+        if mod is None or getattr(mod, "boundlab", None) is not boundlab:
+            continue
+        mod.boundlab = _Shim(boundlab, original.id, mutant)
+        try:
+            res = list(s.fn(ctx))
+        except Exception:  # noqa: BLE001 - a mutant the check cannot evaluate judges nothing
+            res = []
+        finally:
+            mod.boundlab = boundlab
+        out += [(r, {}) for r in res if r.kind == "bound" and r.bound_id == original.id]
+    return out
+
+
+# ----------------------------------------------------------------------------- search
+def search_layer(original, mutants, observed, budget) -> LayerRun:
+    """The search layer of a catalogue bound: :func:`verify.worst_instance` on each mutant
+    with the main job's setting (its budget unless ``budget``), and the main job's own worst
+    instance of the original judged with the mutant."""
+    from verify.compare import compare
+    from verify.worst import supported, worst_instance
+
+    out = LayerRun()
+    if original.lhs not in supported():
+        out.reason = f"lhs {original.lhs!r} is not searched (searched: {', '.join(supported())})"
+        return out
+    searches = observed[2]
+    setting = dict(searches[0]["kw"].get("setting") or {}) if searches else {}
+    b = int(budget or (searches[0]["kw"].get("budget") if searches else 0) or 100)
+    prior = [s["result"] for s in searches]
+    t0 = time.perf_counter()
+    for m in mutants:
+        hits = [(w.lhs, w.params, "the main job's worst instance of the original")
+                for w in prior]
+        try:
+            w = worst_instance(m, budget=b, seed=0, setting=setting)
+            out.evaluations += w.evaluations
+            hits.insert(0, (w.lhs, w.params, f"worst_instance of the mutant ({w.evaluations} "
+                                               "evaluations)"))
+        except Exception as exc:  # noqa: BLE001 - e.g. no instance gave a finite ratio
+            out.flags.setdefault("_errors", []).append(f"{m.id}: {type(exc).__name__}")
+        flag = Flag(False)
+        for lhs, params, where in hits:
+            r = compare(m, [lhs], params=params, deterministic=True)
+            if r.verdict == "VIOLATED":
+                flag = Flag(True, where, {"measured": lhs, "bound": r.bound, "params": params})
+                break
+        out.flags[m.id] = flag
+    out.flags.pop("_errors", None)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def registered_search(alias_of, mutants, budget, setting) -> LayerRun:
+    """The search layer of a registered bound: ``verify.falsify(exact=False)`` per mutant
+    (registered under an alias with the original's registration)."""
+    import verify
+
+    out = LayerRun()
+    t0 = time.perf_counter()
+    for m in mutants:
+        with alias_of(m) as aid:
+            res = verify.falsify(aid, budget=int(budget), seed=0, exact=False, **setting)
+        out.evaluations += res.evaluations
+        ok = res.verdict == "VIOLATED" and res.instance is not None
+        out.flags[m.id] = Flag(ok, f"falsify: {res.verdict} {res.reason}".strip(),
+                               {"ratio": res.worst_ratio} if ok else {})
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+# ----------------------------------------------------------------------------- exact
+def exact_layer(mutants, points) -> LayerRun:
+    """The exact layer: ``points`` are ``(params, certified worst-case value, how)`` of the
+    original's class; a mutant is flagged where the value exceeds it, its preconditions
+    holding there."""
+    out = LayerRun(evaluations=len(points))
+    for m in mutants:
+        out.flags[m.id] = Flag(False)
+        for params, value, how in points:
+            B = _value_at(m, params)
+            if B is not None and value > B + TOL * max(abs(B), abs(value), 1e-12):
+                out.flags[m.id] = Flag(True, how, {"worst_case": value, "bound": B,
+                                                   "params": params})
+                break
+    return out
+
+
+def _value_at(bound, params):
+    names = set(bound.params) | set(bound.extra_params)
+    use = {k: v for k, v in params.items() if k in names}
+    if set(bound.params) - set(use):
+        return None
+    try:
+        if bound.violated_preconditions(**use) or bound.unchecked_preconditions(**use):
+            return None
+        v = float(bound.evaluate(**{k: use[k] for k in bound.params}))
+    except Exception:  # noqa: BLE001 - outside its domain: no certificate there
+        return None
+    return v if math.isfinite(v) else None
+
+
+def catalogue_pep_points(bound_id, observed, max_rounds=3) -> tuple:
+    """``(points, solves, seconds, reason)``: the PEP brackets of a catalogue bound at the
+    parameters the main job judged it at (its worst instances, then its fixed instances),
+    with the local steps and rounds capped (:data:`SMALL`, ``max_rounds``: a smaller point of
+    the same domain, where the SDP is small), where a model exists and accepts them
+    (sigma = 0), within :data:`PEP_SECONDS`. A point counts when the
+    PEP's lower bound lies in the bound's class (no relaxed assumption), else the explicit
+    instance of the bound's class the model computes (``lower_in_bound_class``)."""
+    import boundlab
+    from verify.tightness import SUPPORTED, bracket
+    from verify.tightness.brackets import round_param
+
+    bound = boundlab.get(bound_id)
+    if bound_id not in SUPPORTED:
+        return [], 0, 0.0, "no PEP model (verify.tightness.SUPPORTED)"
+    _, calls, searches, _, _ = observed
+    cands = [s["result"].params for s in searches] + [c["kw"].get("params") or {}
+                                                      for c in calls]
+    rp = round_param(bound_id)
+    points, solves, t0, why = [], 0, time.perf_counter(), []
+    for prm in cands:
+        prm = {k: float(np.asarray(v)) for k, v in prm.items() if np.ndim(v) == 0
+               and (k in bound.params or k in bound.extra_params)}
+        prm.update({k: min(prm[k], SMALL[k]) for k in SMALL if k in prm})  # a PEP it can solve
+        if rp and rp in prm:
+            prm[rp] = min(prm[rp], max_rounds)
+        if any(p[0] == prm for p in points) or solves >= 3 \
+                or time.perf_counter() - t0 > PEP_SECONDS:
+            continue
+        try:
+            rec = bracket(bound_id, prm)
+            solves += 1
+        except Exception as exc:  # noqa: BLE001 - the model refuses this point
+            why.append(f"{type(exc).__name__}: {str(exc)[:80]}")
+            continue
+        lb = rec["worst_case_lower"] if rec["exact"] and rec["ok"] else None
+        how = "PEP lower bound (exact class)"
+        if lb is None and rec.get("lower_in_bound_class") is not None:
+            lb, how = rec["lower_in_bound_class"], "explicit instance of the bound's class (PEP)"
+        if lb is not None and math.isfinite(lb):
+            points.append((prm, float(lb), how))
+    reason = "" if points else ("no point accepted by the PEP model" + (
+        f" ({why[0]})" if why else ""))
+    return points, solves, time.perf_counter() - t0, reason
