@@ -41,9 +41,12 @@ def check_measures(measures, taken) -> dict:
         return {}
     if not isinstance(measures, dict):
         raise DomainError("measures", measures, "a dict name -> fn(trace, problem)")
-    taken = {"seed", "round", "bound", "lhs", *taken}
+    from .schema import CORE
+
+    taken = {"seed", "round", "bound", "lhs", *CORE, *taken}
     for k, fn in measures.items():
-        if not isinstance(k, str) or not k or k in taken or k.startswith(("term_", "rhs_")):
+        bad = not isinstance(k, str) or not k or k in taken
+        if bad or k.startswith(("term_", "rhs_", "param_")):
             raise DomainError("measures", k, "a new column name (not seed, round, a grid or "
                               "fixed name, or a bound column)")
         if not callable(fn):

@@ -3,8 +3,8 @@
 Bound checks (measured, bound, ratio, verdict) and claims (statement, statistic, threshold,
 outcome) are separate tables; the third table puts, per upper bound, the fixed-instance LHS/RHS,
 the worst-instance LHS/RHS the search found and the PEP bracket [LB/B, UB/B] side by side, so a
-reader sees how informative each "holds" is (all three are fractions of the bound: 1 = tight,
-> 1 = violated).
+reader sees how informative each "holds" is. Every ratio is measured / bound (the one
+orientation of :mod:`verify.schema`: 1 = tight, > 1 = violated).
 
 Example
 -------
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["bound_checks", "claims", "informativeness", "markdown_tables", "print_tables",
-           "STYLE", "FAILING"]
+           "setting_text", "STYLE", "FAILING"]
 
 STYLE = {"holds": "green", "VIOLATED": "bold red", "not-applicable": "dim",
          "order-only": "blue", "diverged": "yellow", "error": "bold magenta",
@@ -38,6 +38,8 @@ def _fmt(x, digits: int = 3) -> str:
             return "0"
         if math.isinf(x):
             return "inf"
+        if x.is_integer() and abs(x) < 10 ** digits:
+            return str(int(x))  # integers as integers
         return f"{x:.{digits}g}"
     return str(x)
 
@@ -54,9 +56,9 @@ def _tight(r) -> str:
     t = r.tightness or {}
     if not t:
         return "—"
-    if "ratio_low" in t:
+    if "ratio_low" in t:  # the record holds B/UB, B/LB: shown as [LB/B, UB/B]
         flag = "inaccurate " if t.get("bracket") == "inaccurate" else ""
-        return f"{flag}[{_fmt(t.get('ratio_low'))}, {_fmt(t.get('ratio_high'))}]"
+        return f"{flag}[{_fmt(_inv(t.get('ratio_high')))}, {_fmt(_inv(t.get('ratio_low')))}]"
     return str(t.get("status", "—"))
 
 
@@ -84,7 +86,7 @@ def informativeness(results) -> list[dict]:
                 d["worst"], d["worst_evals"] = w, r.worst.get("evaluations", 0)
                 d["worst_verdict"] = r.verdict
         elif r.verdict in ("holds", "VIOLATED"):
-            f = _inv(r.ratio)
+            f = r.ratio
             if math.isfinite(f) and not (f <= d["fixed"]):
                 d["fixed"], d["fixed_case"] = f, f"{r.check} {r.case}".strip()
         t = r.tightness or {}
@@ -103,12 +105,13 @@ def _reason(r) -> str:
 def markdown_tables(results) -> list[str]:
     """The three tables as Markdown lines."""
     md = ["## Bound checks", "",
-          "Measured left-hand side vs the bound's value. Ratio = bound / measured (< 1: "
-          "violated). A bound stated in expectation is judged on the upper 95 % confidence limit "
+          "Measured left-hand side vs the bound's value. Ratio = measured / bound (> 1: "
+          "violated; below 1e-3: the bound is vacuous by more than 1e3). A bound stated in "
+          "expectation is judged on the upper 95 % confidence limit "
           "of the mean; `samples` counts effective samples (identical runs count once). "
           "`not-applicable` / `diverged` / `error`: see the reason.", "",
           "| check | case | bound | paper | problem | measured | bound value | ratio | samples "
-          "| tightness (PEP) | verdict | reason |",
+          "| PEP [LB/B, UB/B] | verdict | reason |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in bound_checks(results):
         md.append(f"| {r.check} | {r.case} | `{r.bound_id}` | {r.paper.split(',')[0]} | "
@@ -149,41 +152,79 @@ def markdown_tables(results) -> list[str]:
     return md + [""]
 
 
-def print_tables(results, console) -> None:
-    """The same three tables on the terminal (rich)."""
+def _cut(text, n: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[:n - 1] + "\u2026"
+
+
+def _short_tight(r) -> str:
+    """The PEP column on the terminal: the bracket, or a word (the command is in the report)."""
+    t = r.tightness or {}
+    if not t or "ratio_low" in t:
+        return _tight(r)
+    status = str(t.get("status", "—"))
+    return "not cached" if status.startswith("not cached") else _cut(status.split(":")[0], 12)
+
+
+def _table(title, columns):
+    from rich import box
     from rich.table import Table
 
-    b = Table(title="bound checks (ratio = bound / measured)")
-    for col in ("check", "case", "bound", "measured", "bound value", "ratio", "samples",
-                "tightness (PEP)", "verdict", "reason"):
-        b.add_column(col, overflow="fold")
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for i, (col, width) in enumerate(columns):  # the first (text) column gives way
+        t.add_column(col, max_width=width if i == 0 else None, width=None if i == 0 else width,
+                     no_wrap=True, overflow="ellipsis")
+    return t
+
+
+def print_tables(results, console) -> None:
+    """The same three tables on the terminal (rich), short: one line a row, at most 100
+    columns; reasons, statements and PEP commands are in the report."""
+    b = _table("bound checks (ratio = measured / bound: <= 1 holds; reasons in report.md)",
+               (("check · case", 29), ("measured", 9), ("bound", 9), ("ratio", 9),
+                ("n", 3), ("PEP", 12), ("verdict", 15)))
     for r in bound_checks(results):
-        b.add_row(r.check, r.case, r.bound_id, _fmt(r.measured), _fmt(r.bound), _fmt(r.ratio),
-                  str(r.effective_samples or r.n_seeds), _tight(r),
-                  f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]", _reason(r))
+        b.add_row(_cut(f"{r.check} {r.case}".strip(), 29), _fmt(r.measured), _fmt(r.bound),
+                  _fmt(r.ratio), str(r.effective_samples or r.n_seeds), _short_tight(r),
+                  f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]")
     console.print(b)
     cl = claims(results)
     if cl:
-        c = Table(title="claims")
-        for col in ("check", "case", "paper", "statement", "statistic", "interval",
-                    "threshold", "outcome"):
-            c.add_column(col, overflow="fold")
+        c = _table("claims (statements in report.md)",
+                   (("check · case", 40), ("statistic", 10), ("interval", 18),
+                    ("threshold", 10), ("outcome", 12)))
         for r in cl:
             iv = "—" if math.isnan(r.statistic_lo) else \
                 f"[{_fmt(r.statistic_lo)}, {_fmt(r.statistic_hi)}]"
-            c.add_row(r.check, r.case, r.paper, r.statement, _fmt(r.statistic), iv,
+            c.add_row(_cut(f"{r.check} {r.case}".strip(), 40), _fmt(r.statistic), iv,
                       _fmt(r.threshold), f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]")
         console.print(c)
     info = informativeness(results)
     if info:
-        t = Table(title="how informative is each 'holds' (LHS / RHS: 1 = tight)")
-        for col in ("bound", "fixed instance", "fixed row", "worst ratio found (meas. / bound)",
-                    "PEP [LB/B, UB/B]"):
-            t.add_column(col, overflow="fold")
+        t = _table("how informative is each 'holds' (measured / bound: 1 = tight)",
+                   (("bound", 30), ("fixed toy", 9), ("worst found", 22),
+                    ("PEP [LB/B, UB/B]", 22)))
         for d in info:
             pep = "—" if math.isnan(d["pep_hi"]) else \
                 f"[{_fmt(d['pep_lo'])}, {_fmt(d['pep_hi'])}]"
             worst = "—" if not d["worst_verdict"] else \
-                f"{_fmt(d['worst'])} ({d['worst_evals']} inst., {d['worst_verdict']})"
-            t.add_row(d["bound"], _fmt(d["fixed"]), d["fixed_case"], worst, pep)
+                f"{_fmt(d['worst'])} ({d['worst_evals']}, {d['worst_verdict']})"
+            t.add_row(d["bound"], _fmt(d["fixed"]), worst, pep)
         console.print(t)
+
+
+def setting_text(setting: dict) -> str:
+    """``name=value, ...`` with integral numbers as integers and floats to 6 digits.
+
+    >>> setting_text({"E": 2.0, "eta": 0.0625, "G": 5.961243388868524, "rule": "fedavg"})
+    'E=2, eta=0.0625, G=5.96124, rule=fedavg'
+    """
+    return ", ".join(f"{k}={_number(v)}" for k, v in (setting or {}).items())
+
+
+def _number(v) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.6g}" if isinstance(v, float) else str(v)

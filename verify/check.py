@@ -251,13 +251,14 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
     **hyper
         ``toys.run`` keywords (``lr``, ``local_steps``, ``participation``, ...).
 
-    Returns a pandas DataFrame, one row per seed (and per round for per-round quantities):
-    ``bound``, ``lhs``, ``seed``, (``round``), ``measured``, ``bound_value``, ``ratio``,
-    ``verdict`` (holds / VIOLATED / inconclusive / not-applicable / order-only / diverged;
-    judged over the seeds per round), ``reason`` (the failed preconditions, or why
-    inconclusive), ``measured_mean``, ``measured_hi`` (upper confidence limit), ``n_seeds`` and
-    every right-hand-side parameter;
-    ``df.attrs["params"]`` holds the scalar parameters shared by every row.
+    Returns a :class:`verify.schema.ResultFrame`, one row per seed (and per round for
+    per-round quantities), in the schema of :mod:`verify.schema`: ``bound_id``, ``lhs``,
+    ``seed``, ``round`` (empty for a per-run quantity), ``measured`` (this seed's value),
+    ``measured_mean`` / ``measured_lo`` / ``measured_hi`` (over the seeds), ``bound_value``,
+    ``ratio`` (measured / bound_value), ``verdict`` (judged over the seeds per round),
+    ``reason``, ``n_seeds``, ``term_<name>`` and ``param_<name>`` (every right-hand-side
+    parameter); ``df.attrs["params"]`` holds the scalar parameters shared by every row. The
+    old names (``bound``, a bare parameter name) still read, with a DeprecationWarning.
     """
     import toys
 
@@ -316,7 +317,8 @@ def check_log(bound, log, params=None, *, columns=None, level: float = 0.95,
     _need_columns(q, frame, bound)
     table = symbols(bound)
     logs, derived = _log_check.prepare(bound, q, frame, params, table)
-    return _judge(bound, logs, {}, derived, params, level, problem="log", algorithm="log")
+    return _judge(bound, logs, {}, derived, params, level, problem="log", algorithm="log",
+                  check="check_log")
 
 
 # ------------------------------------------------------------------------------ internals
@@ -374,9 +376,8 @@ def _measure(q: Quantity, cols: dict, bound):
     return lhs, rounds, per
 
 
-def _judge(bound, logs, setting, consts, params, level, *, problem, algorithm, diverged=None):
-    import pandas as pd
-
+def _judge(bound, logs, setting, consts, params, level, *, problem, algorithm, diverged=None,
+           check="check"):
     q = _quantity(bound)
     rows = []
     shared = None
@@ -402,7 +403,7 @@ def _judge(bound, logs, setting, consts, params, level, *, problem, algorithm, d
                          "lhs_value": float(lhs[j]), "params": p,
                          "diverged": diverged[i]})
     _check_params(bound, rows)
-    return _frame(bound, rows, shared or {}, level, problem, algorithm, pd)
+    return _frame(bound, rows, shared or {}, level, problem, algorithm, check)
 
 
 def _trace_diverged(trace) -> str:
@@ -431,7 +432,9 @@ def _check_params(bound, rows):
             {n: bound.params[n].domain.describe() for n in need})
 
 
-def _frame(bound, rows, shared, level, problem, algorithm, pd):
+def _frame(bound, rows, shared, level, problem, algorithm, check):
+    from . import schema  # lazily: it imports pandas
+
     groups: dict = {}
     for r in rows:
         groups.setdefault(r["round"], []).append(r)
@@ -462,20 +465,35 @@ def _frame(bound, rows, shared, level, problem, algorithm, pd):
             "precondition violated: " + "; ".join(res.preconditions_violated)
             if res.verdict == "not-applicable" else "")
         for r in grp:
-            ratio = r["rhs"] / r["lhs_value"] if r["lhs_value"] != 0 else np.inf
-            row = {"bound": bound.id, "lhs": bound.lhs, "problem": problem,
-                   "algorithm": algorithm, "seed": r["seed"], "round": rnd,
-                   "measured": r["lhs_value"], "bound_value": r["rhs"], "ratio": ratio,
-                   "verdict": res.verdict, "reason": reason, "measured_mean": res.measured,
-                   "measured_hi": res.measured_hi, "n_seeds": res.n_seeds}
-            row.update({k: v for k, v in r["params"].items() if np.ndim(v) == 0})
-            out.append(row)
-    df = pd.DataFrame(out)
+            row = {"bound_id": bound.id, "lhs": bound.lhs, "check": check, "case": "",
+                   "problem": problem, "algorithm": algorithm, "seed": r["seed"], "round": rnd,
+                   "measured": r["lhs_value"], "measured_mean": res.measured,
+                   "measured_lo": res.measured_lo, "measured_hi": res.measured_hi,
+                   "bound_value": r["rhs"], "ratio": schema.ratio(r["lhs_value"], r["rhs"]),
+                   "worst_ratio": np.nan, "verdict": res.verdict, "reason": reason,
+                   "n_seeds": res.n_seeds, "effective_samples": res.effective_samples}
+            row.update(_terms(bound, r))
+            row.update({f"param_{k}": v for k, v in r["params"].items() if np.ndim(v) == 0})
+            out.append(schema.complete(row, bound))
+    df = schema.frame(out, aliases={"bound": "bound_id"})
     if all(r["round"] is None for r in rows):
-        df = df.drop(columns="round")
+        df["round"] = np.nan  # a per-run quantity: no round (the schema keeps the column)
     df.attrs["params"] = {k: (v.item() if hasattr(v, "item") else v) for k, v in shared.items()
                           if np.ndim(v) == 0}
     return df
+
+
+def _terms(bound, r) -> dict:
+    """``term_<name>`` of one row (nan where a term cannot be evaluated)."""
+    out = {f"term_{t}": np.nan for t in (bound.terms or {})}
+    if not out or not np.isfinite(r["rhs"]):
+        return out
+    usable = {k: v for k, v in r["params"].items() if k in bound.params}
+    try:
+        vals = bound.evaluate_terms(**usable)
+    except Exception:  # noqa: BLE001 - outside a domain: no term value
+        return out
+    return {**out, **{f"term_{t}": float(v) for t, v in vals.items()}}
 
 
 def _compare(bound, samples, rhs, failed, unchecked, diverged, level, params):

@@ -3,8 +3,9 @@
 Two kinds of result, never mixed:
 
 * a **bound check** (``kind="bound"``) compares a measured left-hand side with a bound's value:
-  ``measured`` (mean over seeds, with its confidence interval), ``bound``, ``ratio`` =
-  bound / measured, ``verdict``;
+  ``measured`` (mean over seeds, with its confidence interval), ``bound`` (the bound's value;
+  ``bound_value`` in every table), ``ratio`` = measured / bound (<= 1 holds, the one
+  orientation of :mod:`verify.schema`), ``verdict``;
 * a **claim** (``kind="claim"``, :func:`claim_result`) is a paper's qualitative statement (an
   ordering, a rate, a monotonicity) tested on measured runs: ``statement``, ``statistic`` (with
   an interval where it has one), ``threshold``, ``outcome`` (``supported`` / ``refuted`` /
@@ -39,8 +40,8 @@ Example
 >>> from verify.compare import compare
 >>> prm = dict(eta=0.2, tau=10, L=0.2, zeta=0.43)
 >>> r = compare(boundlab.get("drift.plateau"), np.array([0.01, 0.012, 0.011]), params=prm)
->>> r.verdict, round(r.ratio)
-('holds', 242)
+>>> r.verdict, round(r.ratio, 4)
+('holds', 0.0041)
 >>> compare(boundlab.get("drift.plateau"), [0.01], params={**prm, "eta": 2.0}).verdict
 'not-applicable'
 """
@@ -68,8 +69,8 @@ DIVERGENCE_THRESHOLD = 1e100
 GROWTH_THRESHOLD = 1e12
 
 #: results.csv columns of a bound check, and of a claim (the other kind leaves them empty)
-BOUND_COLUMNS = ("measured", "measured_lo", "measured_hi", "bound", "ratio", "n_seeds",
-                 "effective_samples", "worst_ratio", "worst_instance")
+BOUND_COLUMNS = ("measured", "measured_mean", "measured_lo", "measured_hi", "bound_value",
+                 "ratio", "n_seeds", "effective_samples", "worst_ratio", "worst_instance")
 CLAIM_COLUMNS = ("statement", "statistic", "statistic_lo", "statistic_hi", "threshold",
                  "outcome")
 
@@ -137,6 +138,12 @@ class CheckResult:
     statistic_hi: float = float("nan")
     threshold: float = float("nan")
     worst: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    @property
+    def bound_value(self) -> float:
+        """The bound's value (the schema's name for :attr:`bound`)."""
+        return self.bound
 
     @property
     def outcome(self) -> str:
@@ -152,14 +159,17 @@ class CheckResult:
 
     @property
     def worst_ratio(self) -> float:
-        """Largest measured LHS / bound the worst-instance search found (nan if not run)."""
+        """Largest measured / bound the worst-instance search found (nan if not run)."""
         return float(self.worst.get("ratio", float("nan"))) if self.worst else float("nan")
 
     def row(self) -> dict[str, Any]:
-        """Flat dict for results.csv (series left out); bound-check and claim columns apart."""
+        """Flat dict for results.csv and ``--json`` in the schema of :mod:`verify.schema`
+        (series left out); bound-check and claim columns apart."""
         d = asdict(self)
         d.pop("series")
         d.pop("worst")
+        params = d.pop("params")
+        d["bound_value"] = d.pop("bound")
         for key in ("seeds", "setting", "terms", "constants", "preconditions_checked",
                     "preconditions_violated", "tightness"):
             d[key] = _compact(d[key])
@@ -167,13 +177,19 @@ class CheckResult:
         d["outcome"] = self.outcome
         d["worst_ratio"] = self.worst_ratio
         d["worst_instance"] = str(self.worst.get("path", "")) if self.worst else ""
+        d["measured_mean"] = self.measured
+        d.update(seed=float("nan"), round=float("nan"),
+                 algorithm=str(self.setting.get("algorithm", "")))
         if self.kind == "claim":
             for k in BOUND_COLUMNS:
                 d[k] = None
         else:
             for k in CLAIM_COLUMNS:
                 d[k] = None
-        return d
+        from .schema import complete_result
+
+        return complete_result(d, self.bound_id, self.terms, (self.constants, self.setting,
+                                                                params))
 
 
 def _compact(v) -> str:
@@ -273,7 +289,8 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
     base = dict(check=check or bound.id, case=case, bound_id=bound.id, paper=bound.source,
                 problem=problem, seeds=list(seeds), setting=dict(setting or {}),
                 terms=dict(terms or {}), constants=dict(constants or {}),
-                preconditions_checked=checked, preconditions_violated=violated, note=note)
+                preconditions_checked=checked, preconditions_violated=violated, note=note,
+                params={k: v for k, v in usable.items() if np.ndim(v) == 0})
     try:
         x = np.asarray(lhs_samples, dtype=float).ravel()
     except (TypeError, ValueError):
@@ -306,7 +323,9 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
         raise ValueError("deterministic=True but the samples differ")
     eff = 1 if (same or deterministic) else int(x.size)
     m, lo, hi = mean_ci(x[:1] if eff == 1 else x, level)
-    ratio = rhs / m if m != 0 else (math.inf if rhs > 0 else float("nan"))
+    from .schema import ratio as schema_ratio  # lazily: verify.schema imports pandas
+
+    ratio = schema_ratio(m, rhs)
     if same and x.size > 1:
         base["note"] = (note + f" [{x.size} seeds gave identical runs: one effective sample, "
                                "no confidence interval]").strip()

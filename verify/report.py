@@ -1,5 +1,13 @@
 """The verify report: a rich table for the terminal, ``report.md``, ``results.csv``, figures.
 
+Both the terminal output and ``report.md`` open with what the run found
+(:mod:`verify._summary`): the counts per verdict, the bounds at risk (ratio measured / bound
+>= 0.1), those vacuous by more than 1e3 and the term responsible, what to run next, and the
+versions (boundlab, code, python, numpy, sympy, pepit, cvxpy, the git commit where there is
+one). The terminal tables fit 100 columns; the long texts (reasons, PEP commands, settings)
+are in ``report.md`` only. ``results.csv`` and ``--json`` use the schema of
+:mod:`verify.schema`.
+
 The files form one output set, swapped in whole (:func:`boundlab.io.output_set`): a reader or
 an interrupted run sees the old set or the new one, never a mix. ``to_json`` is strict JSON.
 
@@ -23,7 +31,8 @@ from collections import Counter
 
 from boundlab.io import atomic_write_text
 
-from ._tables import FAILING, _fmt, markdown_tables, print_tables
+from . import _summary
+from ._tables import FAILING, _fmt, markdown_tables, print_tables, setting_text
 from .plots import figure_list
 
 __all__ = ["write_report", "check_output_path", "print_table", "to_json", "summary_counts",
@@ -50,13 +59,21 @@ def exit_status(results) -> int:
 
 
 def print_table(results, console=None) -> None:
-    """The terminal tables: bound checks, claims, and how informative each "holds" is."""
+    """The terminal output, 100 columns wide: the summary and versions, then the tables (bound
+    checks, claims, how informative each "holds" is) with the long texts left to the report,
+    then the summary's first line again."""
+    import textwrap
+
     from rich.console import Console
 
-    console = console or Console(width=170)
+    console = console or Console(width=100)
+    lines = _summary.summary_lines(results)
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
+    console.print(textwrap.fill(_summary.versions_line(), 100, subsequent_indent="  "),
+                  markup=False, highlight=False)
     print_tables(results, console)
-    counts = ", ".join(f"{v}: {n}" for v, n in summary_counts(results).items())
-    console.print(f"{len(results)} results — {counts}")
+    console.print(lines[0], markup=False, highlight=False)
 
 
 def to_json(results) -> str:
@@ -78,7 +95,7 @@ def to_json(results) -> str:
 def _details(r) -> list[str]:
     lines = [f"### {r.check} {r.case} — `{r.bound_id or '-'}` — **{r.verdict}**", "",
              f"- paper: {r.paper}",
-             f"- problem: {r.problem}; setting: `{json.dumps(r.setting, default=str)}`"]
+             f"- problem: {r.problem}; setting: `{setting_text(r.setting)}`"]
     if r.kind == "claim":
         lines.append(f"- claim: {r.statement}; statistic {_fmt(r.statistic, 4)}"
                      + ("" if math.isnan(r.statistic_lo) else
@@ -88,11 +105,12 @@ def _details(r) -> list[str]:
         lines.append(f"- measured: {_fmt(r.measured, 4)} (95 % CI [{_fmt(r.measured_lo, 4)}, "
                      f"{_fmt(r.measured_hi, 4)}], {r.n_seeds} seed(s), "
                      f"{r.effective_samples} effective); bound: {_fmt(r.bound, 4)}; "
-                     f"ratio bound/measured: {_fmt(r.ratio, 4)}")
+                     f"ratio measured / bound: {_fmt(r.ratio, 4)}")
     if r.reason:
         lines.append(f"- reason: {r.reason}")
     if r.worst:
-        lines.append(f"- worst-instance search: max LHS/RHS {_fmt(r.worst_ratio, 4)} over "
+        lines.append(f"- worst-instance search: max measured / bound {_fmt(r.worst_ratio, 4)} "
+                     "over "
                      f"{r.worst.get('evaluations')} instances of {r.worst.get('family')}"
                      + (f"; instance saved: `{r.worst['path']}`" if r.worst.get("path") else ""))
     if r.terms:
@@ -114,6 +132,26 @@ def _details(r) -> list[str]:
     if r.error:
         lines.append(f"- error: `{r.error}`")
     return lines + [""]
+
+
+def _results_frame(pd, results):
+    """results.csv: the schema's columns first (:mod:`verify.schema`), then ``term_*`` and
+    ``param_*`` of every bound, then the rest; counts as integers."""
+    from .schema import CORE
+
+    frame = pd.DataFrame([r.row() for r in results])
+    cols = list(frame.columns)
+    first = [c for c in CORE if c in cols]
+    first += sorted(c for c in cols if c.startswith("term_"))
+    first += sorted(c for c in cols if c.startswith("param_"))
+    frame = frame[first + [c for c in cols if c not in first]]
+    counts = ("seed", "round", "n_seeds", "effective_samples")
+    for c in [c for c in first if c in counts or c.startswith("param_")]:
+        col = pd.to_numeric(frame[c], errors="coerce")
+        whole = col.dropna()
+        if len(whole) and (whole == whole.round()).all() and (whole.abs() < 2**53).all():
+            frame[c] = col.astype("Int64")  # integers as integers (10, not 10.0)
+    return frame
 
 
 def save_worst_instances(results, out_dir) -> list[str]:
@@ -170,16 +208,20 @@ def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None)
 
     figs = figure_list(results, out / "figures")
     saved = save_worst_instances(results, out)
-    frame = pd.DataFrame([r.row() for r in results])
+    frame = _results_frame(pd, results)
     atomic_write_text(out / "results.csv", frame.to_csv(index=False))
-    counts = summary_counts(results)
-    md = [f"# {title}", ""]
+    md = [f"# {title}", "", "## Summary", ""]
+    md += [f"{line}  " if line and not line.startswith("- ") else line
+           for line in _summary.summary_lines(results, markdown=True, limit=None)]
+    md += ["", "Verdicts and the ratio (measured / bound) are defined in the README's "
+           "\"Verdicts\" and \"Result schema\" sections (`verify.schema`). Exit status 1 when "
+           "a bound check is VIOLATED, a claim is refuted or a check errored.", "",
+           "## Versions", ""]
+    md += [f"- {k}: `{v}`" for k, v in _summary.versions().items()] + [""]
     if settings:
-        md += [f"Settings: `{json.dumps(settings, default=str)}`", ""]
-    md += ["Verdicts: " + ", ".join(f"**{v}** {n}" for v, n in counts.items()), "",
-           "`order-only`: an O(.) statement, shown, never judged. Exit status 1 when a bound "
-           "check is VIOLATED, a claim is refuted or a check errored.", ""]
+        md += [f"Settings: `{setting_text(settings)}`", ""]
     md += markdown_tables(results)
+    md += _summary.references(results)
     if saved:
         md += ["Worst instances that violate their bound (replay with "
                "`verify.worst.replay(PATH)`): " + ", ".join(f"`{p}`" for p in saved), ""]

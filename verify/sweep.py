@@ -6,13 +6,16 @@ with one row per (grid point, seed, round): the grid values, ``seed``, ``round``
 measured per-round quantities of :meth:`toys.Trace.to_log` (``loss``, ``gap``, ``dist2``,
 ``shadow_gap``, ``drift_max``, ``lr``, ..., ``kappa_min``/``kappa_max``; a measured column
 whose name is also a grid name is renamed ``run_<name>``, e.g. ``run_lr``). With a ``bound``
-it adds the bound's left-hand side as measured (``measured``), its right-hand side
-(``bound_value``), the named terms (``term_<name>``), ``ratio``, ``verdict``, ``reason``,
-``measured_mean``, ``measured_hi``, ``n_seeds`` and its scalar parameters (``rhs_<name>``),
-judged by :func:`verify.check`'s rules over the seeds of each grid point (per round for a per-round
-left-hand side). A per-run left-hand side (e.g. ``avg_shadow_gap``) is judged once per run: its
-columns are filled on the row of the final round and empty (NaN / None) on the others; a
-per-round one leaves rounds it does not cover empty.
+it adds the columns of :mod:`verify.schema` (``bound_id``, ``lhs``, the left-hand side as
+``measured``, ``bound_value``, ``ratio`` = measured / bound_value, ``verdict``, ``reason``,
+``measured_mean``, ``measured_lo``, ``measured_hi``, ``n_seeds``, the named terms
+``term_<name>`` and the scalar parameters ``param_<name>``), judged by :func:`verify.check`'s
+rules over the seeds of each grid point (per round for a per-round left-hand side). A per-run
+left-hand side (e.g. ``avg_shadow_gap``) is judged once per run: ``measured``, ``bound_value``,
+``ratio`` and ``verdict`` are on the row of the final round and empty (NaN / None) on the
+others, while ``bound_id``, ``lhs``, ``term_*`` and ``param_*`` are on every row of the run; a
+per-round one leaves the judged columns of rounds it does not cover empty. The old names
+(``bound``, ``rhs_<name>``) still read, with a DeprecationWarning.
 
 How a grid (or fixed keyword) name is routed
 --------------------------------------------
@@ -74,8 +77,6 @@ from boundlab.errors import DomainError, UnknownNameError
 __all__ = ["sweep", "EXECUTORS", "route"]
 
 EXECUTORS = ("local", "dask")
-_BOUND_COLS = ("measured", "bound_value", "ratio", "verdict", "reason", "measured_mean",
-               "measured_hi", "n_seeds")
 
 
 def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out=None,
@@ -194,7 +195,9 @@ def run_point(task):
 
 
 def _with_bound(frame, spec, prob, traces, logs, run_kw):
-    """``frame`` with the bound's columns judged by :func:`verify.check`'s rules."""
+    """``frame`` with the bound's columns (:mod:`verify.schema`) judged by :func:`verify.check`'s
+    rules; ``bound_id``, ``lhs``, ``term_*`` and ``param_*`` filled on every row of a run where
+    they are one value over it (a per-run quantity's), not only on the judged row."""
     import toys
 
     from .check import _bound, _judge, _trace_diverged
@@ -202,37 +205,36 @@ def _with_bound(frame, spec, prob, traces, logs, run_kw):
     bound = _bound(spec["bound"])
     consts = toys.constants(prob, batch_size=run_kw.get("batch_size")).as_params()
     setting = {**run_kw, "rounds": spec["rounds"], "n_clients": prob.n_clients, "p": prob.p}
+    algo = spec["algorithm"]
     judged = _judge(bound, logs, setting, consts, spec["params"], spec["level"],
-                    problem=getattr(prob, "name", "problem"), algorithm="algorithm",
+                    problem=getattr(prob, "name", "problem"), check="sweep",
+                    algorithm=algo if isinstance(algo, str) else getattr(algo, "name", "algorithm"),
                     diverged=[_trace_diverged(tr) for tr in traces])
-    names = [n for n in {**bound.params, **bound.extra_params} if n in judged.columns]
-    extra = judged[["seed", *(["round"] if "round" in judged.columns else []),
-                    *_BOUND_COLS]].copy()
-    if "round" not in judged.columns:
+    extra = judged.drop(columns=[c for c in judged.columns if c in frame.columns
+                                 and c not in ("seed", "round")])
+    extra = extra.loc[:, ~extra.columns.duplicated()].copy()
+    if judged["round"].isna().all():
         extra["round"] = spec["rounds"]  # a per-run quantity: the final round's row
-    extra.insert(0, "bound", bound.id)
-    extra.insert(1, "lhs", bound.lhs)
-    for name, vals in _terms(bound, judged, names).items():
-        extra[f"term_{name}"] = vals
-    for n in names:
-        extra[f"rhs_{n}"] = judged[n].to_numpy()
-    return frame.merge(extra, on=["seed", "round"], how="left", validate="one_to_one")
+    extra["round"] = extra["round"].astype(frame["round"].dtype)
+    out = frame.merge(extra, on=["seed", "round"], how="left", validate="one_to_one")
+    cols = [c for c in out.columns if c in ("bound_id", "lhs", "check", "case", "problem",
+                                            "algorithm") or c.startswith(("term_", "param_"))]
+    return _fill_runs(out, cols, {c: judged[c].dtype for c in cols})
 
 
-def _terms(bound, judged, names) -> dict:
-    """Each named term of the right-hand side, row by row (NaN where it cannot be evaluated,
-    e.g. a parameter of a diverged run)."""
-    if not bound.terms:
-        return {}
-    out = {t: np.full(len(judged), np.nan) for t in bound.terms}
-    for j, row in enumerate(judged[names].to_dict("records")):
-        try:
-            vals = bound.evaluate_terms(**row)
-        except Exception:  # noqa: BLE001 - outside a domain (diverged run): no term value
+def _fill_runs(frame, cols, dtypes):
+    """Fill ``cols`` on every row of a seed where the column holds one value over that seed
+    (integers stay integers where every row got one)."""
+    for c in cols:
+        col = frame[c]
+        if not col.isna().any():
             continue
-        for t, v in vals.items():
-            out[t][j] = float(v)
-    return out
+        one = frame.groupby("seed")[c].transform(lambda s: s.dropna().iloc[0]
+                                                 if s.dropna().nunique() == 1 else None)
+        frame[c] = col.where(col.notna(), one)
+        if dtypes[c].kind in "iu" and frame[c].notna().all():
+            frame[c] = frame[c].astype(dtypes[c])
+    return frame
 
 
 # ------------------------------------------------------------------------------ routing
@@ -306,7 +308,7 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
                                    k, sorted(set(grid) - reserved))
     from ._sweep_measures import check_measures
 
-    measures = check_measures(measures, [*grid, *fixed, *_BOUND_COLS])
+    measures = check_measures(measures, [*grid, *fixed])
     if bound is not None:
         from .check import _bound, _quantity
 
@@ -353,6 +355,8 @@ def _assemble(frames, spec):
     """One table; rows in (grid point, seed, round) order whatever order points finished in."""
     import pandas as pd
 
-    df = pd.concat(frames, ignore_index=True)
+    from .schema import ResultFrame
+
+    df = ResultFrame(pd.concat(frames, ignore_index=True), aliases={"bound": "bound_id"})
     df.attrs["sweep"] = spec["describe"]
     return df

@@ -56,7 +56,8 @@ def test_registered_true_bound_holds_and_false_bound_is_violated(toy, registered
     assert np.array_equal(ok["measured"], bad["measured"])
     np.testing.assert_allclose(bad["bound_value"] * 1e3, ok["bound_value"], rtol=1e-12)
     assert set(ok.columns) >= {"seed", "measured", "bound_value", "ratio", "verdict", "reason",
-                               "eta", "tau", "T", "L", "zeta", "D"}
+                               "param_eta", "param_tau", "param_T", "param_L", "param_zeta",
+                               "param_D"}
     assert false.lhs == "avg_shadow_gap"
 
 
@@ -85,7 +86,7 @@ def test_per_round_bound_gives_a_row_per_seed_and_round():
     df = verify.check("contraction.fedprox_sc", prob, "fedprox", rounds=6, seeds=2,
                       lr=1 / (2 * E * (4.0 + prox)), prox=prox, local_steps=E)
     assert len(df) == 2 * 7 and sorted(set(df["round"])) == list(range(7))
-    assert (df["t"] == df["round"]).all() and set(df["verdict"]) == {"holds"}
+    assert (df["param_t"] == df["round"]).all() and set(df["verdict"]) == {"holds"}
     tr = toys.run(prob, "fedprox", rounds=6, seed=1, lr=1 / (2 * E * (4.0 + prox)), prox=prox,
                   local_steps=E)
     np.testing.assert_array_equal(df[df["seed"] == 1]["measured"], tr.gap)

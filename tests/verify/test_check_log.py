@@ -50,12 +50,12 @@ def test_t_defaults_to_the_last_round_and_skew_t_counts_local_steps():
     no_t = {k: v for k, v in PRM.items() if k != "T"}
     a = verify.check_log("drift.plateau_finite", LOG, no_t)
     b = verify.check_log("drift.plateau_finite", LOG, PRM)
-    assert a["T"].iloc[0] == 3 and a["bound_value"].iloc[0] == b["bound_value"].iloc[0]
+    assert a["param_T"].iloc[0] == 3 and a["bound_value"].iloc[0] == b["bound_value"].iloc[0]
     skew = {"round": [0, 1, 2], "gap": [1.0, 0.5, 0.25]}
     prm = dict(L=1.0, mu=0.1, E=4, G=1.0, sigma=0.0, Gamma=0.1, rho_bar=1.0, rho_tilde=1.0,
                D0=1.0)
-    assert verify.check_log("skew.corollary", skew, {**prm, "T": 8})["T"].iloc[0] == 8
-    assert verify.check_log("skew.corollary", skew, prm)["T"].iloc[0] == 8  # 2 rounds x E
+    assert verify.check_log("skew.corollary", skew, {**prm, "T": 8})["param_T"].iloc[0] == 8
+    assert verify.check_log("skew.corollary", skew, prm)["param_T"].iloc[0] == 8  # 2 rounds x E
     with pytest.raises(DomainError, match="T = 2 .*rounds x local steps"):
         verify.check_log("skew.corollary", skew, {**prm, "T": 2})
 

@@ -181,7 +181,7 @@ def test_per_round_bound_has_a_verdict_per_round():
     assert sorted(judged["round"].unique()) == [0, 1, 2, 3, 4]  # the final state has no round
     assert len(judged) == 2 * 2 * 5
     np.testing.assert_array_equal(judged["measured"], judged["shadow_gap"])
-    np.testing.assert_array_equal(judged["rhs_drift_sum"], judged["drift_sum"])
+    np.testing.assert_array_equal(judged["param_drift_sum"], judged["drift_sum"])
 
 
 def test_routing_between_problem_and_run():
@@ -224,7 +224,8 @@ def test_cli_sweep_writes_the_table_and_errors_in_one_line(tmp_path, capsys):
     assert summary["rows"] == 2 * 2 * 5 and [p["lr"] for p in summary["points"]] == [0.1, 0.2]
     api = verify.sweep("seed004-toy", "fedavg", grid={"lr": [0.1, 0.2]}, seeds=2, rounds=4,
                        bound=BOUND, local_steps=2)
-    pd.testing.assert_frame_equal(pd.read_parquet(table), api, check_like=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(table), api, check_like=False,
+                                  check_frame_type=False)  # the API returns a ResultFrame
     assert main(["sweep", "fedavg", "--problem", "quadratic", "--grid", "lr=0.1",
                  "--executor", "threads"]) == 2
     err = capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 
 import boundlab
 from verify import report, suite
-from verify._tables import informativeness
+from verify._tables import informativeness, markdown_tables
 from verify.checks._common import claim
 from verify.compare import BOUND_COLUMNS, CLAIM_COLUMNS, compare
 from verify.plots import _COLORS, figures
@@ -66,7 +66,10 @@ def test_terminal_shows_both_tables_and_reasons():
     report.print_table(_results(), Console(file=buf, width=250))
     out = buf.getvalue()
     assert "bound checks" in out and "claims" in out and "how informative" in out
-    assert "precondition violated" in out
+    # issue 22: one line a row on the terminal; the reasons are in the report
+    assert "not-applicable" in out and "reasons in report.md" in out
+    assert "precondition violated" not in out
+    assert "precondition violated" in "\n".join(markdown_tables(_results()))
 
 
 def test_informativeness_puts_fixed_worst_and_pep_side_by_side():
@@ -93,8 +96,9 @@ def test_ratio_figure_shows_bound_checks_only_coloured_by_verdict(tmp_path, monk
     judged = [r for r in rs if r.kind == "bound" and r.verdict != "not-applicable"]
     assert seen["widths"] == [r.ratio for r in judged]  # no claim, no not-applicable bar
     # hue = verdict; a bound that holds is shaded by how loose it is (issue 22: not all green)
-    band = [_COLORS[r.verdict] if r.verdict != "holds" else "tab:green" if r.ratio <= 10
-            else "#98df8a" if r.ratio <= 1e3 else "tab:olive" for r in judged]
+    # (ratio = measured / bound: tight >= 0.1, loose >= 1e-3, vacuous below)
+    band = [_COLORS[r.verdict] if r.verdict != "holds" else "tab:green" if r.ratio >= 0.1
+            else "#98df8a" if r.ratio >= 1e-3 else "tab:olive" for r in judged]
     assert seen["colors"] == band
 
 

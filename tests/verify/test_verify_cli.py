@@ -20,7 +20,7 @@ def test_quick_drift_suite_writes_report(tmp_path, capsys):
     assert (out / "report.md").exists() and (out / "results.csv").exists()
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["bound_id"]) >= {"drift.client_drift"}
-    assert {"measured", "bound", "ratio", "verdict", "constants"} <= set(frame.columns)
+    assert {"measured", "bound_value", "ratio", "verdict", "constants"} <= set(frame.columns)
     md = (out / "report.md").read_text()
     assert "drift.client_drift" in md and "Verdicts" in md
     assert not list(out.rglob(".*.tmp")) and not [p for p in out.rglob(".*") if p.is_file()]

@@ -48,7 +48,7 @@ def test_planted_false_bound_is_found_violated_within_the_default_budget(tmp_pat
     tr = drift._theory_run(10, 20)
     params = drift._params(consts, 10, 20, prob.n_clients)
     fixed = compare(planted, [float(np.nanmax(tr.drift_max))], params=params)
-    assert fixed.verdict == "holds" and fixed.ratio > 2
+    assert fixed.verdict == "holds" and fixed.ratio < 0.5  # measured / bound
     # ... and the search, with the toy's constants held fixed, drives it above 1
     c = consts.as_params()
     w = verify.worst_instance(planted, "quadratic", budget=DEFAULT_BUDGET, seed=0,

@@ -172,7 +172,9 @@ def _search(bound, name, ctx) -> CheckResult:
              problem=f"worst instance found ({inst.family})")
     r.measured, r.bound, r.n_seeds, r.seeds = inst.lhs, inst.rhs, 1, [0]
     r.measured_lo = r.measured_hi = inst.lhs
-    r.ratio = inst.rhs / inst.lhs if inst.lhs else float("inf")  # bound / measured, as above
+    from ..schema import ratio
+
+    r.ratio = ratio(inst.lhs, inst.rhs)  # measured / bound (verify.schema)
     r.setting = {k: v for k, v in inst.run.items() if np.ndim(v) == 0}
     r.worst = {"ratio": res.worst_ratio, "evaluations": res.evaluations, "budget": budget,
                "seconds": res.seconds, "family": inst.family, "orientation": res.orientation}

@@ -88,13 +88,15 @@ def _result(bound, name, df, problem, algorithm) -> CheckResult:
     """One CheckResult: the whole frame, or its worst round for a per-round quantity."""
     note = f"verify.check of the registered run ({algorithm})"
     group = df
-    if "round" in df.columns:
+    if df["round"].notna().any():  # a per-round quantity; worst: highest measured / bound
         rank = df["verdict"].map(lambda v: _ORDER.index(v) if v in _ORDER else 0)
-        worst = df.assign(_rank=rank).sort_values(["_rank", "ratio"]).iloc[0]["round"]
+        worst = df.assign(_rank=rank).sort_values(["_rank", "ratio"],
+                                                  ascending=[True, False]).iloc[0]["round"]
         group = df[df["round"] == worst]
         note += f"; worst of {df['round'].nunique()} rounds judged: round {int(worst)}"
     row = group.iloc[0]
-    params = {k: row[k] for k in {**bound.params, **bound.extra_params} if k in group.columns}
+    params = {k: row[f"param_{k}"] for k in {**bound.params, **bound.extra_params}
+              if f"param_{k}" in group.columns}
     lhs, rhs = group["measured"].to_numpy(), group["bound_value"].to_numpy()
     ref = float(np.mean(rhs))
     samples = lhs if np.all(rhs == rhs[0]) else lhs - rhs + ref

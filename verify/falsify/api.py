@@ -129,10 +129,42 @@ class Falsification:
     tolerance: float = TOL
 
     def to_dict(self) -> dict:
-        """Plain data (strict JSON: non-finite numbers as strings)."""
+        """Plain data (strict JSON: non-finite numbers as strings): every field, and the
+        columns of :meth:`to_row` (the schema of :mod:`verify.schema`)."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["instance"] = None if self.instance is None else self.instance.to_dict()
+        d.update({k: v for k, v in self.to_row().items() if k not in d})
         return _strict(json.loads(json.dumps(d, default=_plain)))
+
+    def to_row(self) -> dict:
+        """The result as one row of :mod:`verify.schema`: ``measured`` and ``bound_value`` of
+        the worst instance, ``ratio`` = ``worst_ratio`` (measured / bound), ``term_*`` and
+        ``param_*`` at the instance's parameters (nan where the instance does not give one)."""
+        from .. import schema
+
+        inst = self.instance
+        row = {"bound_id": self.bound_id, "check": "falsify", "case": "search",
+               "problem": f"worst instance found ({inst.family})" if inst else "",
+               "algorithm": str((inst.run if inst else {}).get("algorithm", "")),
+               "measured": inst.lhs if inst else math.nan,
+               "bound_value": inst.rhs if inst else math.nan, "ratio": self.worst_ratio,
+               "measured_mean": inst.lhs if inst else math.nan,
+               "measured_lo": inst.lhs if inst else math.nan,
+               "measured_hi": inst.lhs if inst else math.nan,
+               "worst_ratio": self.worst_ratio, "verdict": self.verdict, "reason": self.reason,
+               "n_seeds": 1 if inst else 0, "effective_samples": 1 if inst else 0}
+        bound = schema._known_bound(self.bound_id)
+        if bound is None:
+            return row
+        row["lhs"] = bound.lhs
+        row.update(_instance_params(bound, inst))
+        return schema.complete(row, bound)
+
+    def to_frame(self):
+        """:meth:`to_row` as a one-row :class:`verify.schema.ResultFrame`."""
+        from .. import schema
+
+        return schema.frame([self.to_row()])
 
     def save(self, path) -> str:
         """Write :meth:`to_dict` as JSON, atomically; returns the path. An existing file is
@@ -145,6 +177,28 @@ class Falsification:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
         return str(path)
+
+
+def _instance_params(bound, inst) -> dict:
+    """``param_*`` and ``term_*`` of ``bound`` at the instance's run and constants."""
+    if inst is None:
+        return {}
+    from ..check import rhs_params
+
+    consts = {k: v for k, v in (inst.data or {}).items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    setting = {k: v for k, v in (inst.run or {}).items() if np.ndim(v) == 0}
+    try:
+        prm = {**rhs_params(bound, setting, consts), **{k: v for k, v in consts.items()
+                                                       if k in bound.params}}
+    except Exception:  # noqa: BLE001 - a run the symbol table cannot map: no parameters
+        return {}
+    out = {f"param_{k}": float(v) for k, v in prm.items()}
+    try:
+        out.update({f"term_{t}": float(v) for t, v in bound.evaluate_terms(**prm).items()})
+    except Exception:  # noqa: BLE001 - a parameter missing: no term values
+        pass
+    return out
 
 
 def _looks_like_result(path, head: bytes) -> bool:

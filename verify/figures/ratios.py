@@ -1,14 +1,15 @@
-"""The tightness figure of the report: bound / measured of every judged bound check, one
-panel per paper, readable at A4 width and never taller than an A4 page.
+"""The tightness figure of the report: measured / bound (the ratio of :mod:`verify.schema`) of
+every judged bound check, one panel per paper, readable at A4 width and never taller than an A4
+page.
 
 Bars are coloured by verdict and, for ``holds``, by how loose the bound is (:data:`BANDS`:
-tight <= 10, loose <= 1e3, vacuous beyond). Ratios beyond :data:`RATIO_CLIP` (a measured value
-at a numerical zero) are drawn at the clip and say so. When the bars would not fit on a page,
+tight >= 0.1, loose >= 1e-3, vacuous below). Ratios below 1 / :data:`RATIO_CLIP` (a measured
+value at a numerical zero) are drawn at the clip and say so. When the bars would not fit on a page,
 the cases of one statement become one bar (its tightest case) with the range over its cases.
 
 Only verdicts that judge a ratio get a bar (``holds``, ``VIOLATED``); every other bound check
 (not-applicable, order-only, diverged, error) is left out and counted in the legend's title,
-so no bar goes unexplained. A PEP tightness bracket ``[B/UB, B/LB]`` is drawn over a bar
+so no bar goes unexplained. A PEP tightness bracket ``[LB/B, UB/B]`` is drawn over a bar
 when the result has one.
 
 Example
@@ -43,12 +44,12 @@ from .style import (
 
 __all__ = ["ratio_figure", "RATIO_VERDICTS", "bar_label"]
 
-#: verdicts whose ratio bound / measured is a judgement; the others get no bar
+#: verdicts whose ratio measured / bound is a judgement; the others get no bar
 RATIO_VERDICTS = ("holds", "VIOLATED")
-#: bands of bound / measured for a bound that holds: (upper edge, colour, words)
-BANDS = ((10.0, VERDICT_COLORS["holds"], "holds, tight: bound \u2264 10 \u00d7 measured"),
-         (1e3, "#98df8a", "holds, loose: 10 to 10\u00b3 \u00d7 measured"),
-         (np.inf, "tab:olive", "holds, vacuous: > 10\u00b3 \u00d7 measured"))
+#: bands of measured / bound for a bound that holds: (lower edge, colour, words)
+BANDS = ((0.1, VERDICT_COLORS["holds"], "holds, tight: bound \u2264 10 \u00d7 measured"),
+         (1e-3, "#98df8a", "holds, loose: 10 to 10\u00b3 \u00d7 measured"),
+         (0.0, "tab:olive", "holds, vacuous: > 10\u00b3 \u00d7 measured"))
 #: ratios beyond this (or below its inverse) are drawn at it
 RATIO_CLIP = 1e8
 _ROW, _HEAD, _FOOT = 0.135, 0.32, 1.45  # inches: a bar, a panel's title, axis + legend
@@ -60,7 +61,7 @@ def bar_color(r) -> str:
     """A bar's colour: its verdict's, and for ``holds`` its band's (:data:`BANDS`)."""
     if r.verdict != "holds":
         return VERDICT_COLORS[r.verdict]
-    return next(c for top, c, _ in BANDS if r.ratio <= top)
+    return next(c for low, c, _ in BANDS if r.ratio >= low)
 
 
 def _paper(r) -> str:
@@ -131,7 +132,7 @@ def ratio_figure(results):
                                  squeeze=False, height_ratios=[s + 1.2 for s in sizes])
         for ax, (paper, rows) in zip(axes[:, 0], groups.items()):
             _panel(ax, paper, rows, [labels[id(r)] for r in rows], spans)
-        axes[-1, 0].set_xlabel("bound / measured (log scale): 1 = tight, < 1 = violated")
+        axes[-1, 0].set_xlabel("measured / bound (log scale): 1 = tight, > 1 = violated")
         axes[-1, 0].set_xlim(*_limits(groups, spans))
         _legend(fig, [r for g in groups.values() for r in g], left, keys, spans)
         _fit_legend(fig)
@@ -154,7 +155,7 @@ def _collapse(groups) -> dict:
             key=lambda k: len(k[2]))
         if len(rows) < 2:
             break
-        keep = min(rows, key=lambda x: x.ratio)
+        keep = max(rows, key=lambda x: x.ratio)
         ratios = [x.ratio for x in rows]
         spans[id(keep)] = (sum(spans.get(id(x), (1,))[0] for x in rows),
                            min(ratios + [spans.get(id(x), (0, np.inf))[1] for x in rows]),
@@ -178,14 +179,14 @@ def _panel(ax, paper, rows, labels, spans) -> None:
     ax.barh(y, [_clip(r.ratio) for r in rows], color=[bar_color(r) for r in rows],
             height=0.7)
     for yi, r in zip(y, rows):
-        lo, hi = (r.tightness or {}).get("ratio_low"), (r.tightness or {}).get("ratio_high")
-        if lo is not None and hi is not None and np.isfinite([lo, hi]).all() and lo > 0:
+        lo, hi = _pep(r)
+        if lo is not None:
             ax.plot([_clip(lo), _clip(hi)], [yi, yi], "k|-", lw=1.2, ms=5)
         if id(r) in spans:
             _, lo, hi = spans[id(r)]
             ax.plot([_clip(lo), _clip(hi)], [yi, yi], "-", color="0.45", lw=1.0,
                     marker="|", ms=6)
-    clipped = [f"{lab} (> {RATIO_CLIP:.0e})" if r.ratio > RATIO_CLIP else lab
+    clipped = [f"{lab} (< {1 / RATIO_CLIP:.0e})" if r.ratio < 1 / RATIO_CLIP else lab
                for r, lab in zip(rows, labels)]
     ax.axvline(1.0, color="k", lw=1)
     ax.set_yticks(y, clipped)
@@ -194,6 +195,15 @@ def _panel(ax, paper, rows, labels, spans) -> None:
     ax.grid(True, axis="x", which="major", alpha=0.3)
     ax.grid(False, axis="y")
     ax.set_title(paper, loc="left", fontweight="bold")
+
+
+def _pep(r):
+    """The PEP bracket [LB/B, UB/B] of ``r`` (the tightness record holds B/UB and B/LB), or
+    (None, None)."""
+    lo, hi = (r.tightness or {}).get("ratio_low"), (r.tightness or {}).get("ratio_high")
+    if lo is None or hi is None or not np.isfinite([lo, hi]).all() or min(lo, hi) <= 0:
+        return None, None
+    return 1 / hi, 1 / lo
 
 
 def _fit_legend(fig) -> None:
@@ -217,7 +227,7 @@ def _legend(fig, shown, left, keys, spans) -> None:
     handles.append(Line2D([], [], color="k", lw=1, label="ratio 1: bound = measured"))
     if any((r.tightness or {}).get("ratio_low") is not None for r in shown):
         handles.append(Line2D([], [], color="k", marker="|", lw=1.2,
-                              label="PEP bracket [B/UB, B/LB]: bound / worst case of the class"))
+                              label="PEP bracket [LB/B, UB/B]: worst case of the class / bound"))
     if spans:
         handles.append(Line2D([], [], color="0.45", marker="|", lw=1.0,
                               label="range over a statement's cases (tightest drawn)"))
@@ -228,8 +238,8 @@ def _legend(fig, shown, left, keys, spans) -> None:
     if left:
         notes.append("no bar (no ratio to judge): " + ", ".join(
             f"{n} {VERDICT_WORDS.get(v, v)}" for v, n in sorted(left.items())))
-    if any(r.ratio > RATIO_CLIP for r in shown):
-        notes.append(f"ratios beyond {RATIO_CLIP:.0e} (a measured value at numerical zero) "
+    if any(r.ratio < 1 / RATIO_CLIP for r in shown):
+        notes.append(f"ratios below {1 / RATIO_CLIP:.0e} (a measured value at numerical zero) "
                      "are drawn at it")
     if notes:
         width = int(fig.get_figwidth() * 72 / 4.6)

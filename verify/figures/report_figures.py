@@ -19,14 +19,14 @@ House style (:mod:`verify._fig_style`): fonts >= 8 pt, A4 text width (6.3 in), t
 words naming the paper and theorem (from the bounds' metadata, never internal ids), legends
 below the panels (outside the data), colours following the verdict (green holds / supported,
 red VIOLATED / refuted, ...), each figure saved as a 300 dpi PNG and an SVG, atomically.
-The tightness figure (``tightness_ratios.png``) shows bound / measured of the judged bound
+The tightness figure (``tightness_ratios.png``) shows measured / bound of the judged bound
 checks, one panel per paper.
 
 Example
 -------
 >>> import pathlib, tempfile, numpy as np
 >>> from verify.compare import CheckResult
->>> r = CheckResult("c", "drift.plateau", "seed 004", "toy", "holds", ratio=2.0)
+>>> r = CheckResult("c", "drift.plateau", "seed 004", "toy", "holds", ratio=0.5)
 >>> r.series = {"kind": "curve", "x": np.arange(1, 5), "measured": np.ones(4),
 ...             "bound": 2 * np.ones(4)}
 >>> [p.name for p in figures([r], pathlib.Path(tempfile.mkdtemp()))]

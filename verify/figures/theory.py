@@ -202,7 +202,8 @@ def _scale(data, measured, yscale, zero=frozenset()) -> str:
 def _running(frame, x, measured, facet):
     """A time-averaged bound judged on its last round only, plotted against rounds: its
     measured running average and its bound (and terms) at every T. Other tables unchanged."""
-    if x != "round" or measured != "measured" or "rhs_T" not in frame.columns:
+    pre = "param_" if "param_T" in frame.columns else "rhs_"  # rhs_: an older frame
+    if x != "round" or measured != "measured" or f"{pre}T" not in frame.columns:
         return frame
     lhs = frame["lhs"].dropna() if "lhs" in frame.columns else frame.iloc[:0, :0]
     per_round = _RUNNING.get(lhs.iloc[0]) if len(lhs) else None
@@ -213,16 +214,22 @@ def _running(frame, x, measured, facet):
         return frame
     import boundlab
 
-    bound = boundlab.get(judged["bound"].iloc[0])
+    bound = boundlab.get(judged[_id_column(frame)].iloc[0])
     keys = [k for k in (facet, "seed") if k]
-    parts = [_running_group(rows, judged, keys, per_round, bound)
+    parts = [_running_group(rows, judged, keys, per_round, bound, pre)
              for _, rows in frame.groupby(keys, sort=False)]
     import pandas as pd
 
     return pd.concat([p for p in parts if p is not None], ignore_index=True)
 
 
-def _running_group(rows, judged, keys, per_round, bound):
+def _id_column(frame) -> str:
+    """The bound id's column: ``bound_id`` (:mod:`verify.schema`), or ``bound`` in an older
+    frame."""
+    return "bound_id" if "bound_id" in frame.columns else "bound"
+
+
+def _running_group(rows, judged, keys, per_round, bound, pre="param_"):
     last = judged.loc[(judged[keys] == rows[keys].iloc[0]).all(axis=1)]
     if last.empty:
         return None
@@ -233,10 +240,10 @@ def _running_group(rows, judged, keys, per_round, bound):
     running = np.concatenate([[np.nan], np.cumsum(values)[:-1] / np.arange(1, len(values))])
     keep = (T >= 1) & (T <= last["round"]) & np.isfinite(running)
     T, running = T[keep], running[keep]
-    params = {n: float(last[f"rhs_{n}"]) for n in bound.params if f"rhs_{n}" in last}
+    params = {n: float(last[f"{pre}{n}"]) for n in bound.params if f"{pre}{n}" in last}
     params["T"] = T
     out = {k: rows[k].iloc[0] for k in keys}
-    out.update(round=T, measured=running, bound=last["bound"], lhs=last["lhs"],
+    out.update(round=T, measured=running, bound_id=last[_id_column(judged)], lhs=last["lhs"],
                verdict=last["verdict"], bound_value=bound.evaluate(**params) + 0 * T)
     for name, v in bound.evaluate_terms(**params).items():
         out[f"term_{name}"] = np.broadcast_to(np.asarray(v, dtype=float), T.shape)
@@ -324,9 +331,10 @@ def _ylabel(frame, measured) -> str:
 
 
 def _title(frame) -> str:
-    if "bound" in frame.columns and frame["bound"].notna().any():
+    col = _id_column(frame)
+    if col in frame.columns and frame[col].notna().any():
         import boundlab
 
-        b = boundlab.get(frame["bound"].dropna().iloc[0])
+        b = boundlab.get(frame[col].dropna().iloc[0])
         return f"{source_words(b.source)}: measured vs bound"
     return "measured over seeds"
