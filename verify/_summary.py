@@ -62,6 +62,19 @@ def _kind(bound_id: str) -> str:
         return ""
 
 
+def _searchable(bound_id: str) -> bool:
+    """Whether ``boundlab falsify`` measures this bound's left-hand side (its own search or
+    the quadratic worst-instance search): only then is it suggested as the next step."""
+    try:
+        import boundlab
+        from verify.falsify.engine import LHS
+        from verify.worst import supported
+
+        return boundlab.get(bound_id).lhs in set(LHS) | set(supported())
+    except Exception:  # noqa: BLE001 - an id no longer registered
+        return False
+
+
 def summarize(results) -> dict:
     """The summary as plain data: ``counts`` (verdict -> n), ``judged`` (bounds with a ratio),
     ``at_risk`` and ``vacuous`` (lists of {bound_id, ratio, where, term}), ``next`` (commands).
@@ -75,9 +88,13 @@ def summarize(results) -> dict:
                 "term": d["row"].dominant_term}
                for k, d in sorted(per.items(), key=lambda kv: kv[1]["ratio"])
                if d["ratio"] <= VACUOUS]
+    # a bound whose search row says falsify cannot search it is not sent to falsify
+    unsearchable = {r.bound_id for r in results
+                    if r.case == "search" and r.verdict == "not-applicable"}
     nxt = []
     for k, d in sorted(per.items(), key=lambda kv: -kv[1]["ratio"]):
-        if _kind(k) != "upper" or (d["searched"] and d["ratio"] < AT_RISK):
+        if _kind(k) != "upper" or k in unsearchable or not _searchable(k) \
+                or (d["searched"] and d["ratio"] < AT_RISK):
             continue
         why = "at risk" if d["ratio"] >= AT_RISK else "never searched"
         nxt.append({"command": f"boundlab falsify {k} --budget {FALSIFY_BUDGET}", "why": why})
