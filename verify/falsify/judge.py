@@ -72,10 +72,35 @@ def _preconditions_ok(bound, use, n):
             return np.ones(n, dtype=bool)
     except Exception:  # noqa: BLE001 - judged row by row below
         pass
+    try:
+        return _admissible(bound, use, n)
+    except Exception:  # noqa: BLE001 - a precondition that cannot take arrays: row by row
+        pass
     ok = np.zeros(n, dtype=bool)
     for i in range(n):
         try:
             ok[i] = not bound.violated_preconditions(**{k: v[i] for k, v in use.items()})
         except Exception:  # noqa: BLE001 - a value outside its domain: not admissible
             ok[i] = False
+    return ok
+
+
+def _admissible(bound, use, n):
+    """Per row, what ``not bound.violated_preconditions(**row)`` answers, in one vectorized
+    pass: every required parameter given, each value inside its domain (integers exactly
+    representable), and every precondition whose parameters are all given holds."""
+    from boundlab._fastcheck import MAX_EXACT_INT
+
+    domains = {k: p.domain for k, p in {**bound.params, **bound.extra_params}.items()}
+    if any(k not in use for k in bound.params):
+        return np.zeros(n, dtype=bool)
+    ok = np.ones(n, dtype=bool)
+    for k, v in use.items():
+        ok &= ~domains[k].bad_mask(v)
+        if domains[k].integer:
+            ok &= np.abs(v) <= MAX_EXACT_INT
+    with np.errstate(all="ignore"):
+        for pc in bound.preconditions:
+            if all(name in use for name in pc.names):
+                ok &= np.broadcast_to(pc.holds(use), (n,))
     return ok
