@@ -54,8 +54,15 @@ def judge(bound, q: dict, scalars: dict, per_instance: dict):
 def _evaluate(bound, use, n):
     try:
         return np.broadcast_to(np.asarray(bound.evaluate(**use), dtype=float), (n,)).copy()
-    except Exception:  # noqa: BLE001 - some row outside a domain: judge row by row
+    except Exception:  # noqa: BLE001 - some row outside a domain: the others at once
         out = np.full(n, np.nan)
+        good = _in_domains(bound, use, n)
+        try:
+            out[good] = np.broadcast_to(np.asarray(bound.evaluate(
+                **{k: v[good] for k, v in use.items()}), dtype=float), (int(good.sum()),))
+            return out
+        except Exception:  # noqa: BLE001 - judge row by row
+            pass
         for i in range(n):
             try:
                 out[i] = float(bound.evaluate(**{k: v[i] for k, v in use.items()}))
@@ -89,18 +96,25 @@ def _admissible(bound, use, n):
     """Per row, what ``not bound.violated_preconditions(**row)`` answers, in one vectorized
     pass: every required parameter given, each value inside its domain (integers exactly
     representable), and every precondition whose parameters are all given holds."""
+    if any(k not in use for k in bound.params):
+        return np.zeros(n, dtype=bool)
+    ok = _in_domains(bound, use, n)
+    with np.errstate(all="ignore"):
+        for pc in bound.preconditions:
+            if all(name in use for name in pc.names):
+                ok &= np.broadcast_to(pc.holds(use), (n,))
+    return ok
+
+
+def _in_domains(bound, use, n):
+    """Rows whose every given value lies in its parameter's domain (integers exactly
+    representable), as the bound's own validation judges one row."""
     from boundlab._fastcheck import MAX_EXACT_INT
 
     domains = {k: p.domain for k, p in {**bound.params, **bound.extra_params}.items()}
-    if any(k not in use for k in bound.params):
-        return np.zeros(n, dtype=bool)
     ok = np.ones(n, dtype=bool)
     for k, v in use.items():
         ok &= ~domains[k].bad_mask(v)
         if domains[k].integer:
             ok &= np.abs(v) <= MAX_EXACT_INT
-    with np.errstate(all="ignore"):
-        for pc in bound.preconditions:
-            if all(name in use for name in pc.names):
-                ok &= np.broadcast_to(pc.holds(use), (n,))
     return ok

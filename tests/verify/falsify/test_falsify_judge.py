@@ -1,5 +1,5 @@
-"""The vectorized admissibility mask of the search equals ``violated_preconditions`` row by row
-(domains, exact integers, missing parameters and every precondition)."""
+"""The vectorized admissibility mask and right-hand side of the search equal the bound's own
+row-by-row answers (``violated_preconditions``, ``evaluate``), domains included."""
 
 import warnings
 
@@ -7,15 +7,12 @@ import numpy as np
 import pytest
 
 import boundlab
-from verify.falsify.judge import _admissible
+from verify.falsify.judge import _admissible, _evaluate
 
 
-@pytest.mark.parametrize("bound_id", ["drift.fedavg_convex", "drift.plateau", "skew.corollary",
-                                      "contraction.fedprox_sc", "weight_error.theorem2"])
-def test_vectorized_mask_equals_the_row_by_row_answer(bound_id):
-    b = boundlab.get(bound_id)
-    rng = np.random.default_rng(1)
-    n, use = 300, {}
+def _population(b, n, seed=1):
+    rng = np.random.default_rng(seed)
+    use = {}
     for k, p in {**b.params, **b.extra_params}.items():
         if p.domain.hi < np.inf:
             v = rng.uniform(-0.2, 1.2, n)
@@ -24,6 +21,33 @@ def test_vectorized_mask_equals_the_row_by_row_answer(bound_id):
         if p.domain.integer:
             v = np.floor(v) + rng.integers(-1, 2, n)
         use[k] = v.astype(float)
+    return use
+
+
+@pytest.mark.parametrize("bound_id", ["drift.fedavg_convex", "skew.corollary",
+                                      "weight_error.theorem2"])
+def test_vectorized_rhs_equals_the_row_by_row_values(bound_id):
+    b = boundlab.get(bound_id)
+    n = 300
+    use = _population(b, n, seed=3)
+    ref = np.full(n, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(n):
+            try:
+                ref[i] = float(b.evaluate(**{k: v[i] for k, v in use.items()}))
+            except boundlab.errors.BoundlabError:  # a value outside its domain
+                pass
+        got = _evaluate(b, use, n)
+    assert np.isfinite(ref).any() and np.array_equal(got, ref, equal_nan=True)
+
+
+@pytest.mark.parametrize("bound_id", ["drift.fedavg_convex", "drift.plateau", "skew.corollary",
+                                      "contraction.fedprox_sc", "weight_error.theorem2"])
+def test_vectorized_mask_equals_the_row_by_row_answer(bound_id):
+    b = boundlab.get(bound_id)
+    n = 300
+    use = _population(b, n)
     ref = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
