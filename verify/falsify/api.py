@@ -38,6 +38,7 @@ import numpy as np
 from boundlab.errors import DomainError, UnknownNameError
 
 from . import pep as _pep
+from .plan import LOCAL_NAMES as _LOCAL_NAMES
 from .plan import NotApplicable, make_plan
 
 __all__ = ["falsify", "Falsification", "Instance", "TOL", "DEFAULT_BUDGET", "ORIENTATION"]
@@ -348,19 +349,23 @@ def _exact(plan, res, wanted) -> None:
         res.exact_reason = f"no PEP model for lhs={plan.lhs}, algorithm={plan.algorithm}"
         return
     names = set(plan.bound.params) | set(plan.bound.extra_params)
-    if names - {"L", "mu", "D", "D0", "R", "T", "eta", "lr", "gamma"} - set(plan.fixed):
+    modelled = {"L", "mu", "D", "D0", "R", "T", "eta", "lr", "gamma", *_LOCAL_NAMES}
+    if names - modelled - set(plan.fixed):
         res.exact_reason = "the bound depends on measured quantities the PEP does not model"
         return
     best = None
-    points = [(T, plan.eta_range(T, 1)[1]) for T in plan.T_grid if T <= _PEP_T_MAX]
-    if res.instance is not None and res.instance.run["rounds"] <= _PEP_T_MAX:
-        points.append((res.instance.run["rounds"], res.instance.run["lr"]))  # the search's worst
-    for T, eta in points:
+    points = [(T, tau, plan.eta_range(T, tau)[1]) for T in plan.T_grid
+              for tau in plan.tau_grid if T * tau <= _PEP_T_MAX]
+    if res.instance is not None and res.instance.run["rounds"] * res.instance.run.get(
+            "local_steps", 1) <= _PEP_T_MAX:  # the search's worst instance
+        r = res.instance.run
+        points.append((r["rounds"], r.get("local_steps", 1), r["lr"]))
+    for T, tau, eta in points:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            w = _pep.gd_worst_case(plan.lhs, T=T, eta=eta, L=plan.spec.L, mu=plan.spec.mu,
-                                   D=plan.spec.D)
-        B = float(plan.bound.evaluate(**{k: v for k, v in {**plan.scalars(T, 1),
+            w = _pep.worst_case(plan.lhs, plan.algorithm, T=T, tau=tau, eta=eta, L=plan.spec.L,
+                                mu=plan.spec.mu, D=plan.spec.D)
+        B = float(plan.bound.evaluate(**{k: v for k, v in {**plan.scalars(T, tau),
                                                              plan.step_name: eta}.items()
                                          if k in names}))
         lo = w["lower"] / B if B > 0 else math.inf
@@ -368,9 +373,12 @@ def _exact(plan, res, wanted) -> None:
             best = (lo, w, B, T, eta)
     lo, w, B, T, eta = best
     upper = w["upper"] / B if B > 0 else math.inf
-    res.exact = {"lower": lo, "upper": None if plan.function_class == "smooth-nonconvex"
-                 else upper, "T": T, "eta": eta, "bound": B, "solver": w["solver"],
-                 "class": plan.function_class}
+    no_upper = plan.function_class == "smooth-nonconvex" or w["identical_clients"]
+    res.exact = {"lower": lo, "upper": None if no_upper else upper, "T": T,
+                 "local_steps": w["local_steps"], "eta": eta, "bound": B,
+                 "solver": w["solver"], "class": plan.function_class,
+                 "model": "identical clients (a lower bound on the class's worst case)"
+                 if w["identical_clients"] else "the class"}
     if lo > 1 + TOL:
         _adopt_pep(plan, res, w, T, eta, lo)
 
@@ -378,7 +386,8 @@ def _exact(plan, res, wanted) -> None:
 def _adopt_pep(plan, res, w, T, eta, lo) -> None:
     data = {k: w[k] for k in ("points", "grads", "values", "L", "mu")}
     inst = Instance(plan.bound.id, "pep-interpolation", data,
-                    {"algorithm": "fedavg", "rounds": T, "local_steps": 1, "lr": eta},
+                    {"algorithm": plan.algorithm, "rounds": T,
+                     "local_steps": w["local_steps"], "lr": eta},
                     math.nan, math.nan, math.nan, plan)
     inst.ratio, inst.lhs, inst.rhs = inst.measure()  # GD by toys.run on the interpolant
     res.exact["interpolated_ratio"] = inst.ratio

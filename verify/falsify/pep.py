@@ -24,10 +24,41 @@ import time
 
 import numpy as np
 
-__all__ = ["gd_worst_case", "MODELS"]
+__all__ = ["gd_worst_case", "worst_case", "MODELS", "IDENTICAL_CLIENTS"]
 
 #: (lhs, algorithm) pairs with a PEP model here
-MODELS = {("final_gap", "gd"), ("avg_shadow_gap", "gd")}
+MODELS = {("final_gap", "gd"), ("avg_shadow_gap", "gd"), ("final_gap", "fedavg"),
+          ("avg_shadow_gap", "fedavg")}
+#: the algorithms whose model is the identical-clients case of their class (see
+#: :func:`worst_case`): the PEP's value is then a lower bound on the class's worst case only
+IDENTICAL_CLIENTS = {"fedavg"}
+
+
+def worst_case(lhs: str, algorithm: str, *, T: int, tau: int, eta: float, L: float,
+               mu: float, D: float) -> dict:
+    """The PEP of ``lhs`` for ``algorithm`` run ``T`` rounds of ``tau`` local steps.
+
+    ``"gd"``: ``tau`` must be 1. ``"fedavg"`` (full participation, exact gradients, server
+    step 1) on **identical clients**: every client takes the same ``tau`` steps from the same
+    model, so the average is that model and the run is gradient descent with ``T * tau`` steps;
+    its last iterate is x_T (``final_gap``) and DKR's shadow average of round r, step k is the
+    GD iterate r * tau + k (``avg_shadow_gap`` = the GD average over all ``T * tau`` steps).
+    Identical clients are one instance of the heterogeneous class, so the worst case found
+    (``lower``) is a valid counterexample there; ``upper`` only bounds the identical-clients
+    case (``"identical_clients": True`` in the result).
+
+    >>> w = worst_case("final_gap", "fedavg", T=2, tau=2, eta=1.0, L=1.0, mu=0.0, D=1.0)
+    >>> round(w["upper"], 5), round(1 / 18, 5), w["rounds"], w["local_steps"]
+    (0.05556, 0.05556, 2, 2)
+    """
+    if (lhs, algorithm) not in MODELS:
+        raise ValueError(f"no PEP model for lhs={lhs!r}, algorithm={algorithm!r}")
+    if algorithm == "gd" and int(tau) != 1:
+        raise ValueError(f"tau = {tau}: gradient descent takes one step per round")
+    w = gd_worst_case(lhs, T=int(T) * int(tau), eta=eta, L=L, mu=mu, D=D)
+    w.update(rounds=int(T), local_steps=int(tau), algorithm=algorithm,
+             identical_clients=algorithm in IDENTICAL_CLIENTS)
+    return w
 
 
 def gd_worst_case(lhs: str, *, T: int, eta: float, L: float, mu: float, D: float) -> dict:

@@ -249,13 +249,14 @@ def _registered_exact(bound, ms, setting) -> LayerRun:
     if (plan.lhs, plan.algorithm) not in pep.MODELS:
         return LayerRun(reason=f"no PEP model for lhs={plan.lhs}, algorithm={plan.algorithm}")
     points = []
-    for T in [t for t in plan.T_grid if t <= 8]:
-        lo, hi = plan.eta_range(T, 1)
+    for T, tau in [(t, k) for t in plan.T_grid for k in plan.tau_grid if t * k <= 8]:
+        lo, hi = plan.eta_range(T, tau)
         for eta in sorted({lo, hi}):
-            w = pep.gd_worst_case(plan.lhs, T=T, eta=eta, L=plan.spec.L, mu=plan.spec.mu,
-                                  D=plan.spec.D)
-            prm = {**plan.scalars(T, 1), **({plan.step_name: eta} if plan.step_name else {})}
-            points.append((prm, w["lower"], f"PEP lower bound (T={T}, eta={eta:.4g})"))
+            w = pep.worst_case(plan.lhs, plan.algorithm, T=T, tau=tau, eta=eta, L=plan.spec.L,
+                               mu=plan.spec.mu, D=plan.spec.D)
+            prm = {**plan.scalars(T, tau), **({plan.step_name: eta} if plan.step_name else {})}
+            points.append((prm, w["lower"],
+                           f"PEP lower bound (T={T}, tau={tau}, eta={eta:.4g})"))
     out = exact_layer(ms, points)
     out.seconds = time.perf_counter() - t0
     return out

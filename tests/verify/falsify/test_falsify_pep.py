@@ -68,3 +68,39 @@ def test_interpolant_is_smooth_convex_and_through_the_data():
         for j in range(12):
             lhs = fy[i] - fy[j] - gy[j] @ (Y[i] - Y[j]) - np.sum((gy[i] - gy[j]) ** 2) / (2 * L)
             assert lhs >= -1e-8
+
+
+@pytest.mark.parametrize("T,tau", [(1, 3), (2, 2), (3, 1)])
+def test_fedavg_identical_clients_model_is_gd_with_t_tau_steps(T, tau):
+    from verify.falsify.pep import worst_case
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w = worst_case("final_gap", "fedavg", T=T, tau=tau, eta=0.5, L=2.0, mu=0.0, D=1.5)
+    # Drori-Teboulle: L D^2 / (4 N + 2) after N = T tau steps of 1/L
+    assert w["upper"] == pytest.approx(2.0 * 1.5**2 / (4 * T * tau + 2), rel=1e-6)
+    assert w["identical_clients"] and (w["rounds"], w["local_steps"]) == (T, tau)
+    with pytest.raises(ValueError, match="tau = 2"):
+        worst_case("final_gap", "gd", T=1, tau=2, eta=1.0, L=1.0, mu=0.0, D=1.0)
+
+
+def test_a_users_fedavg_last_iterate_bound_gets_a_pep_counterexample():
+    import boundlab
+    import verify
+    from boundlab import Bound, make_params, sym
+
+    L, D, T, tau = sym("L"), sym("D"), sym("T"), sym("tau")
+    b = Bound(id="mine.fedavg_last_pep", source="test", expr=L * D**2 / (8 * T * tau),
+              params=make_params("L", "D", "T", "tau"), kind="upper", lhs="final_gap")
+    boundlab.register(b, algorithm="fedavg", function_class="smooth-convex")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = verify.falsify(b.id, budget=10, seed=0, families=["quadratic"], T=4, tau=2)
+    finally:
+        boundlab.registry.unregister(b.id)
+    # identical clients, 8 steps of 1/L: the exact worst case L D^2/34 is 64/34 of the bound
+    assert r.exact["lower"] == pytest.approx(64 / 34, rel=1e-5)
+    assert r.exact["upper"] is None and "identical clients" in r.exact["model"]
+    assert r.verdict == "VIOLATED" and r.instance.family == "pep-interpolation"
+    assert r.instance.replay() == pytest.approx(64 / 34, rel=1e-5)
