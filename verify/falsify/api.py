@@ -274,7 +274,9 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         Write the result (with the instance) as JSON there.
     **setting
         Constants and run settings: ``L``, ``mu``, ``D``, ``n_clients``, ``dim``, ``T``, the
-        local steps, the step size, and values of the bound's other parameters.
+        local steps, the step size, and values of the bound's other parameters; for a Bound
+        object that is not registered, ``algorithm=`` and ``function_class=`` (what
+        ``boundlab.register`` would take).
 
     Returns
     -------
@@ -286,11 +288,15 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         for an instance whose replay on ``toys.run`` measured a ratio above ``1 + tolerance``.
     """
     t0 = time.perf_counter()
+    how = {k: setting.pop(k, None) for k in ("algorithm", "function_class")}
+    for k, v in how.items():
+        if v is not None and not isinstance(v, str):
+            raise DomainError(k, v, "a name (str)")
     bound, families = _check_inputs(bound, budget, seed, families, setting)
     import boundlab
 
     try:
-        plan = make_plan(bound, setting)
+        plan = make_plan(bound, setting, **how)
     except NotApplicable as exc:
         if boundlab.registry.is_registered(bound.id):
             res = Falsification(bound.id, "not-applicable", reason=str(exc))

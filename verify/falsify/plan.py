@@ -99,16 +99,24 @@ class Plan:
         return out
 
 
-def make_plan(bound, setting: dict) -> Plan:
-    """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason."""
+def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan:
+    """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason.
+
+    ``algorithm`` / ``function_class``: those of a Bound object that is not registered (a
+    registered or catalogue bound keeps its own; a different value is a DomainError)."""
     import boundlab
-    from boundlab.errors import UnknownNameError
+    from boundlab.errors import DomainError, UnknownNameError
 
     try:  # catalogue and registered bounds alike
         meta = boundlab.registry.meta(bound.id)
     except UnknownNameError:  # a Bound object that is not registered
         meta = {}
-    algo, fclass = meta.get("algorithm"), meta.get("function_class")
+    for name, given in (("algorithm", algorithm), ("function_class", function_class)):
+        if given is not None and meta.get(name) not in (None, given):
+            raise DomainError(name, given, f"{meta[name]!r}, the one {bound.id} is "
+                                           "declared with")
+    algo = meta.get("algorithm") or algorithm
+    fclass = meta.get("function_class") or function_class
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
     if bound.lhs not in LHS:

@@ -207,3 +207,28 @@ def test_user_family_and_error_verdict(register):
     finally:
         fam_registry._FAMILIES.pop("broken")
         fam_registry._FAMILIES.pop("huber1")
+
+
+def test_an_unregistered_bound_object_is_falsified_with_its_algorithm_and_class():
+    import warnings
+
+    import pytest
+
+    import verify
+    from boundlab import Bound, make_params, sym
+    from boundlab.errors import DomainError
+
+    L, D, T = sym("L"), sym("D"), sym("T")
+    b = Bound(id="mine.unregistered_gd", source="test", expr=L * D**2 / (8 * T),
+              params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = verify.falsify(b, budget=10, seed=0, T=4, algorithm="gd",
+                           function_class="smooth-convex")
+    # GD's exact last-iterate worst case at eta = 1/L is L D^2/(4T + 2): 32/18 of this bound
+    assert r.verdict == "VIOLATED" and r.worst_ratio == pytest.approx(32 / 18, rel=1e-5)
+    assert r.instance.replay() == pytest.approx(32 / 18, rel=1e-5)
+    no = verify.falsify(b, budget=10, seed=0, T=4)
+    assert no.verdict == "not-applicable" and "register" in no.reason
+    with pytest.raises(DomainError, match="algorithm"):
+        verify.falsify("drift.plateau", budget=10, algorithm="gd")
