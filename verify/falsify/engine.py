@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run_batched", "quantities_of_trace", "measure", "LHS"]
+__all__ = ["run_batched", "quantities_of_trace", "measure", "LHS", "PER_ROUND", "STATE_KEYS",
+           "ROUND_KEYS"]
 
 #: left-hand sides (``bound.lhs``) falsify measures: doc, per round?
 LHS = {
@@ -33,49 +34,77 @@ LHS = {
     "dist_next": "||x_{t+1} - x*||^2, t < T, with dist_t = ||x_t - x*||^2",
     "avg_shadow_gap": "(1/T) sum_{t<T} (1/tau) sum_{k=1..tau} F(xbar^(t,k)) - F*",
     "avg_grad_norm2": "(1/T) sum_{t<T} ||grad F(x_t)||^2",
+    "grad_norm_sq": "||grad F(x_t)||^2, t = 0..T, with f_w = F(x_t) and f_star = F*",
+    "max_client_drift": "max_{r,i,k} ||x_i^(r,k) - xbar^(r,k)||^2, k = 1..tau",
+    "client_discrepancy": "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T",
+    "round_avg_gap": "(1/tau) sum_{k=1..tau} F(xbar^(r,k)) - F* per round r < T, with dist0, "
+                     "dist_tau and drift_sum = sum_i sum_{k=1..tau-1} ||x_i - xbar||^2",
 }
+#: the per-round parameters :func:`measure` gives each left-hand side (beside its values)
+PER_ROUND = {"gap_t": ("t",), "dist_next": ("dist_t",), "grad_norm_sq": ("f_w", "f_star"),
+             "round_avg_gap": ("dist0", "dist_tau", "drift_sum")}
+#: the per-instance arrays :func:`run_batched` records (and :func:`quantities_of_trace` reads)
+STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
+ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max")
 
 
 def run_batched(stacked, x0, eta, *, rounds: int, tau: int) -> dict:
     """Run the population ``stacked`` from ``x0`` (P, d) with step sizes ``eta`` (P,).
 
-    Returns per-instance arrays: ``gap``, ``dist2``, ``grad_norm2`` (P, rounds + 1);
-    ``shadow_gap``, ``g2_max`` (P, rounds). Non-finite values mark a diverged instance.
+    Returns per-instance arrays: the state ones :data:`STATE_KEYS` (P, rounds + 1) and the
+    round ones :data:`ROUND_KEYS` (P, rounds), as ``toys.Trace`` defines them (full
+    participation: the virtual average's weights are p). Non-finite values mark a diverged
+    instance.
     """
     p = stacked.p
     eta = np.asarray(eta, dtype=float)[:, None, None]
     x = np.array(x0, dtype=float)
     P, N = x.shape[0], p.shape[0]
-    out = {k: np.full((P, rounds + 1), np.nan) for k in ("gap", "dist2", "grad_norm2")}
-    out.update({k: np.full((P, rounds), np.nan) for k in ("shadow_gap", "g2_max")})
+    out = {k: np.full((P, rounds + 1), np.nan) for k in STATE_KEYS}
+    out.update({k: np.full((P, rounds), np.nan) for k in ROUND_KEYS})
     with np.errstate(all="ignore"):
         for r in range(rounds + 1):
             X = np.broadcast_to(x[:, None, :], (P, N, x.shape[1]))
             G = stacked.grads(X)
-            out["gap"][:, r] = np.einsum("n,pn->p", p, stacked.losses(X)) - stacked.F_star
+            out["loss"][:, r] = np.einsum("n,pn->p", p, stacked.losses(X))
+            out["gap"][:, r] = out["loss"][:, r] - stacked.F_star
             out["dist2"][:, r] = np.sum((x - stacked.x_star) ** 2, axis=1)
             out["grad_norm2"][:, r] = np.sum(np.einsum("n,pnd->pd", p, G) ** 2, axis=1)
             if r == rounds:
                 break
-            W, shadow, g2 = X, 0.0, np.zeros(P)
-            for k in range(tau):
-                if k:
-                    G = stacked.grads(W)
-                g2 = np.maximum(g2, np.max(np.sum(G * G, axis=2), axis=1))
-                W = W - eta * G
-                xbar = x + np.einsum("n,pnd->pd", p, W - X)
-                xb = np.broadcast_to(xbar[:, None, :], W.shape)
-                shadow = shadow + np.einsum("n,pn->p", p, stacked.losses(xb)) - stacked.F_star
-            out["shadow_gap"][:, r] = shadow / tau
-            out["g2_max"][:, r] = g2
-            x = xbar
+            x = _round(stacked, out, r, x, X, G, eta, tau)
     return out
+
+
+def _round(stacked, out, r, x, X, G, eta, tau):
+    """One round's tau local steps from X: fills the round arrays of round r; returns the
+    next server model."""
+    p, P = stacked.p, x.shape[0]
+    W, shadow, g2 = X, 0.0, np.zeros(P)
+    dmax, dsum, disc = np.zeros(P), np.zeros(P), np.zeros(P)
+    for k in range(tau):
+        if k:
+            G = stacked.grads(W)
+        g2 = np.maximum(g2, np.max(np.sum(G * G, axis=2), axis=1))
+        W = W - eta * G
+        xbar = x + np.einsum("n,pnd->pd", p, W - X)
+        xb = np.broadcast_to(xbar[:, None, :], W.shape)
+        shadow = shadow + np.einsum("n,pn->p", p, stacked.losses(xb)) - stacked.F_star
+        dev = np.sum((W - xb) ** 2, axis=2)  # (P, N) ||x_i^(r,k+1) - xbar^(r,k+1)||^2
+        dmax = np.maximum(dmax, np.max(dev, axis=1))
+        disc = np.maximum(disc, dev @ p)
+        if k < tau - 1:
+            dsum = dsum + np.sum(dev, axis=1)
+    for key, v in (("shadow_gap", shadow / tau), ("g2_max", g2), ("drift_max", dmax),
+                   ("drift_sum", dsum), ("disc_max", disc)):
+        out[key][:, r] = v
+    return xbar
 
 
 def quantities_of_trace(tr) -> dict:
     """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...))."""
-    keys = ("gap", "dist2", "grad_norm2", "shadow_gap", "g2_max")
-    return {k: np.asarray(getattr(tr, k), dtype=float)[None, :] for k in keys}
+    return {k: np.asarray(getattr(tr, k), dtype=float)[None, :]
+            for k in (*STATE_KEYS, *ROUND_KEYS)}
 
 
 def measure(lhs: str, q: dict):
@@ -91,4 +120,13 @@ def measure(lhs: str, q: dict):
         return np.mean(q["shadow_gap"], axis=1, keepdims=True), {}
     if lhs == "avg_grad_norm2":
         return np.mean(q["grad_norm2"][:, :-1], axis=1, keepdims=True), {}
+    if lhs == "grad_norm_sq":
+        return q["grad_norm2"], {"f_w": q["loss"], "f_star": q["loss"] - q["gap"]}
+    if lhs == "max_client_drift":
+        return np.max(q["drift_max"], axis=1, keepdims=True), {}
+    if lhs == "client_discrepancy":
+        return q["disc_max"], {}
+    if lhs == "round_avg_gap":
+        return q["shadow_gap"], {"dist0": q["dist2"][:, :-1], "dist_tau": q["dist2"][:, 1:],
+                                 "drift_sum": q["drift_sum"]}
     raise KeyError(lhs)

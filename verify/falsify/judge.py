@@ -1,8 +1,12 @@
 """measured / bound for a population: one code path for the batched search and the replay.
 
 Orientation: ``ratio = measured LHS / bound RHS`` (> 1: the bound is violated). A bound
-``<= 0`` where the measured side is positive gives ``ratio = inf`` (VIOLATED, not an error);
-both sides zero give 0. A non-finite measurement (a diverged or undefined run), a value
+``<= 0`` where the measured side is positive gives ``ratio = inf`` (VIOLATED, not an error).
+A measured value at or below the rounding floor, :data:`ZERO` times the instance's scale
+(1 + |F(x0) - F*| + max_t |F(x_t)| + ||x0 - x*||^2), is indistinguishable from 0 and gives 0:
+near the optimum F(x) - F* stalls at a few hundred ulps of F while a bound built from measured
+differences (``dist0 - dist_tau``) rounds to ~1e-19, and their quotient says nothing. A
+non-finite measurement (a diverged or undefined run), a value
 outside a parameter's domain, or a failed precondition gives ``-inf`` (never a worst case).
 """
 
@@ -25,7 +29,7 @@ def ratios(lhs, rhs, scale=1.0):
     lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
     pos = lhs > ZERO * scale
     with np.errstate(all="ignore"):
-        r = np.where(rhs > 0, lhs / rhs, np.where(pos, np.inf, 0.0))
+        r = np.where(pos, np.where(rhs > 0, lhs / rhs, np.inf), 0.0)
     return np.where(np.isfinite(lhs) & np.isfinite(rhs), r, -np.inf)
 
 
@@ -43,12 +47,21 @@ def judge(bound, q: dict, scalars: dict, per_instance: dict):
     use = {k: np.broadcast_to(np.asarray(v, dtype=float), (P, K)).ravel()
            for k, v in full.items() if k in names}
     rhs = _evaluate(bound, use, P * K).reshape(P, K)
-    scale = 1.0 + np.abs(q["gap"][:, :1])
+    scale = _scale(q)
     r = ratios(values, rhs, scale)
     r = np.where(_preconditions_ok(bound, use, P * K).reshape(P, K), r, -math.inf)
     k = np.argmax(r, axis=1)
     rows = np.arange(P)
     return r[rows, k], values[rows, k], rhs[rows, k], k
+
+
+def _scale(q) -> np.ndarray:
+    """(P, 1) the natural scale of each instance's measured values (module docstring)."""
+    s = 1.0 + np.abs(q["gap"][:, :1]) + np.abs(q["dist2"][:, :1])
+    if "loss" in q:
+        with np.errstate(all="ignore"):
+            s = s + np.nan_to_num(np.nanmax(np.abs(q["loss"]), axis=1, keepdims=True))
+    return s
 
 
 def _evaluate(bound, use, n):

@@ -22,7 +22,9 @@ no step size is judged at ``eta=`` of the setting, default 1/L (stated in the re
 Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0 - x*||,
 ``T``, the step, the local steps (``tau``, ``E``, ``K``, ``I``), ``M`` = ``N`` = clients,
 ``Delta`` = ``F0`` = F(x0) - F*, ``G`` = max ||g_i|| over the gradients used, ``sigma`` = 0,
-``S`` = sum p_i^2, ``p_min``, and per round ``t``, ``dist_t``. Any other parameter must be
+``S`` = sum p_i^2, ``p_min``, and the per-round ones of its left-hand side
+(:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``f_w``, ``f_star``, ``dist0``,
+``dist_tau``, ``drift_sum``). Any other parameter must be
 given in the setting, else the bound is not applicable. Heterogeneity constants
 (:data:`HETEROGENEITY`) are 0 for gradient descent (one client) and not applicable otherwise
 yet: the families do not hold them fixed, and a value measured at x* would judge a "for all
@@ -44,7 +46,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .engine import LHS
+from .engine import LHS, PER_ROUND
 from .families.registry import CLASSES, Spec
 
 __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
@@ -162,7 +164,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
     fixed = {k: float(v) for k, v in s.items() if k in names}
     if algo == "gd":  # one client: no heterogeneity at all
         fixed.update({k: 0.0 for k in hetero})
-    missing = sorted(names - GIVEN - set(fixed))
+    missing = sorted(names - GIVEN - set(PER_ROUND.get(bound.lhs, ())) - set(fixed))
     if missing:
         raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
                             f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
@@ -175,9 +177,17 @@ def _feasible(plan, T, tau, eta) -> bool:
     b = plan.bound
     names = set(b.params) | set(b.extra_params)
     vals = {k: v for k, v in {**plan.scalars(T, tau), plan.step_name: eta}.items() if k in names}
+    if not set(names) - set(vals):
+        try:
+            return not b.violated_preconditions(**vals)
+        except Exception:  # noqa: BLE001 - a value outside a domain: not a feasible step
+            return False
+    # per-round parameters are measured later: the preconditions that do not read them decide
+    # the step here; the judge checks every precondition on each measured instance
     try:
-        return not b.violated_preconditions(**vals)
-    except Exception:  # noqa: BLE001 - a value outside a domain: not a feasible step
+        return all(bool(pc.holds({n: vals[n] for n in pc.names}))
+                   for pc in b.preconditions if set(pc.names) <= set(vals))
+    except Exception:  # noqa: BLE001
         return False
 
 

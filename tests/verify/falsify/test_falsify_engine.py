@@ -50,3 +50,38 @@ def test_measure_shapes():
     assert v.tolist() == [[1, 2, 3, 4, 5]] and per["dist_t"].tolist() == [[0, 1, 2, 3, 4]]
     assert measure("avg_shadow_gap", q)[0].tolist() == [[2.0]]
     assert measure("gap_t", q)[1]["t"].tolist() == [[0, 1, 2, 3, 4, 5]]
+
+
+def test_measure_of_the_drift_and_gradient_sides():
+    q = {"gap": np.array([[2.0, 1.0, 0.5]]), "loss": np.array([[5.0, 4.0, 3.5]]),
+         "dist2": np.array([[4.0, 2.0, 1.0]]), "grad_norm2": np.array([[3.0, 2.0, 1.0]]),
+         "drift_max": np.array([[0.1, 0.3]]), "drift_sum": np.array([[0.2, 0.4]]),
+         "disc_max": np.array([[0.05, 0.07]]), "shadow_gap": np.array([[1.5, 0.7]])}
+    v, per = measure("grad_norm_sq", q)
+    assert v.tolist() == [[3.0, 2.0, 1.0]]
+    assert (per["f_w"] - per["f_star"]).tolist() == q["gap"].tolist()
+    assert measure("max_client_drift", q)[0].tolist() == [[0.3]]
+    assert measure("client_discrepancy", q)[0].tolist() == [[0.05, 0.07]]
+    v, per = measure("round_avg_gap", q)
+    assert v.tolist() == [[1.5, 0.7]] and per["dist0"].tolist() == [[4.0, 2.0]]
+    assert per["dist_tau"].tolist() == [[2.0, 1.0]] and per["drift_sum"].tolist() == [[0.2, 0.4]]
+
+
+def test_lemma1_is_tight_on_quadratics_and_its_halved_typo_is_caught():
+    import dataclasses
+    import warnings
+
+    import boundlab
+    import verify
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = verify.falsify("skew.lemma1", budget=40, seed=0)
+        # ||grad f||^2 = 2L (f - f*) exactly for f = L/2 ||x - x*||^2
+        assert r.verdict == "holds" and r.worst_ratio == pytest.approx(1.0, rel=1e-9)
+        b = boundlab.get("skew.lemma1")
+        half = dataclasses.replace(b, id="mine.lemma1_half", expr=b.expr / 2, stable=None,
+                                   terms={})
+        w = verify.falsify(half, budget=40, seed=0, algorithm="fedavg",
+                           function_class="smooth-nonconvex")
+    assert w.verdict == "VIOLATED" and w.instance.replay() == pytest.approx(2.0, rel=1e-6)

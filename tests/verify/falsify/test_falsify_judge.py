@@ -58,3 +58,13 @@ def test_vectorized_mask_equals_the_row_by_row_answer(bound_id):
                 ref.append(False)
         got = _admissible(b, use, n)
     assert got.tolist() == ref
+
+
+def test_a_measurement_at_the_rounding_floor_is_zero_not_a_violation():
+    from verify.falsify.judge import ratios
+
+    # F(x) - F* stalled at ~300 ulps while the bound, a difference of measured distances,
+    # rounded to 7e-19 (drift.round_progress on a converged softplus instance)
+    assert ratios(6.66e-14, 6.89e-19, 2.2).tolist() == 0.0
+    assert ratios(1e-3, 1e-4, 2.2).tolist() == pytest.approx(10.0)
+    assert ratios(1e-3, -1.0, 2.2).tolist() == float("inf")  # bound <= 0: VIOLATED
