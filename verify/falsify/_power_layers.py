@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer"]
+__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer", "falsify_flags",
+           "batched_plan_applies"]
 
 _COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user")
 TOL = 1e-6
@@ -170,17 +171,64 @@ def _rerun(original, mutant, specs, ctx):
 
 
 # ----------------------------------------------------------------------------- search
-def search_layer(original, mutants, observed, budget) -> LayerRun:
-    """The search layer of a catalogue bound: :func:`verify.worst_instance` on each mutant
-    with the main job's setting (its budget unless ``budget``), and the main job's own worst
-    instance of the original judged with the mutant."""
-    from verify.compare import compare
-    from verify.worst import supported, worst_instance
+def batched_plan_applies(bound) -> bool:
+    """Whether ``verify.falsify``'s batched search runs ``bound`` (its metadata's algorithm
+    and class, a measured left-hand side)."""
+    import boundlab
 
-    out = LayerRun()
+    from .plan import NotApplicable, make_plan
+
+    try:
+        meta = boundlab.registry.meta(bound.id)
+        make_plan(bound, {}, meta.get("algorithm"), meta.get("function_class"))
+    except (NotApplicable, Exception):  # noqa: BLE001 - not searchable by falsify
+        return False
+    return True
+
+
+def falsify_flags(original, mutants, budget, seed=0, exact=False) -> LayerRun:
+    """``verify.falsify`` on each mutant (a Bound object, with the original's algorithm and
+    class): flagged when it reports VIOLATED, which it does only with a replayed instance."""
+    import boundlab
+    import verify
+
+    meta = boundlab.registry.meta(original.id)
+    how = {"algorithm": meta.get("algorithm"), "function_class": meta.get("function_class")}
+    out, t0 = LayerRun(), time.perf_counter()
+    for m in mutants:
+        res = verify.falsify(m, budget=int(budget), seed=seed, exact=exact, **how)
+        out.evaluations += res.evaluations
+        ok = res.verdict == "VIOLATED" and res.instance is not None
+        out.flags[m.id] = Flag(ok, f"falsify (budget {budget}, seed {seed}): {res.verdict}",
+                               {"ratio": res.worst_ratio, "run": res.instance.run}
+                               if ok else {})
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def search_layer(original, mutants, observed, budget) -> LayerRun:
+    """The search layer of a catalogue bound, as the main job searches it: the batched
+    ``verify.falsify`` where its plan applies (the generated checks' budget,
+    :data:`verify.checks._registry.FALSIFY_BUDGET`, unless ``budget``), else
+    :func:`verify.worst_instance` on each mutant with the main job's setting, plus the main
+    job's own worst instance of the original judged with the mutant."""
+    from verify.checks._registry import FALSIFY_BUDGET
+    from verify.worst import supported
+
+    if batched_plan_applies(original):
+        return falsify_flags(original, mutants, budget or FALSIFY_BUDGET)
     if original.lhs not in supported():
+        out = LayerRun()
         out.reason = f"lhs {original.lhs!r} is not searched (searched: {', '.join(supported())})"
         return out
+    return _worst_layer(mutants, observed, budget)
+
+
+def _worst_layer(mutants, observed, budget) -> LayerRun:
+    from verify.compare import compare
+    from verify.worst import worst_instance
+
+    out = LayerRun()
     searches = observed[2]
     setting = dict(searches[0]["kw"].get("setting") or {}) if searches else {}
     b = int(budget or (searches[0]["kw"].get("budget") if searches else 0) or 100)

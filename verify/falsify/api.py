@@ -324,9 +324,10 @@ def _registered(plan, budget, seed, names, exact) -> Falsification:
         if best is not None:
             run = {"algorithm": "fedavg", "rounds": best.T, "local_steps": best.tau,
                    "lr": best.eta}
-            data = {"z": best.z.tolist(), "spec": dataclasses.asdict(plan.spec)}
+            at = best.plan or plan  # the scale it was found at
+            data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec)}
             res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
-                                    best.lhs, best.rhs, plan)
+                                    best.lhs, best.rhs, at)
         _exact(plan, res, exact)
     except NotApplicable as exc:  # e.g. no step size satisfies the preconditions
         return Falsification(plan.bound.id, "not-applicable", reason=str(exc),

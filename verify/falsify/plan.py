@@ -60,6 +60,16 @@ GIVEN = {"L", "mu", "D", "D0", "R", "T", "M", "N", "Delta", "F0", "G", "sigma", 
          "p_min", "t", "dist_t", *STEP_NAMES, *LOCAL_NAMES}
 
 
+#: the (L, D) scale factors searched when the setting leaves L (and the step) or D free
+SCALE_FACTORS = (1.0, 0.1, 10.0)
+
+
+def _scales(setting: dict, step_given: bool) -> tuple:
+    lf = (1.0,) if "L" in setting or step_given else SCALE_FACTORS
+    df = (1.0,) if {"D", "D0", "R"} & set(setting) else SCALE_FACTORS
+    return tuple((a, b) for a in lf for b in df)
+
+
 #: heterogeneity constants: not held fixed by the families yet
 HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
 
@@ -83,6 +93,20 @@ class Plan:
     step_fixed: float | None
     fixed: dict = field(default_factory=dict)
     notes: tuple = ()
+    scales: tuple = ((1.0, 1.0),)
+
+    def at_scale(self, l_factor: float, d_factor: float) -> Plan:
+        """This plan with L, mu (and a default step 1/L) times ``l_factor`` and D times
+        ``d_factor``: one point of :data:`SCALES` (a typo in an exponent of L or D is
+        invisible at L = D = 1)."""
+        import dataclasses
+
+        if (l_factor, d_factor) == (1.0, 1.0):
+            return self
+        s = self.spec
+        spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor)
+        step = None if self.step_fixed is None else self.step_fixed / l_factor
+        return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),))
 
     def eta_range(self, T: int, tau: int):
         """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
@@ -170,7 +194,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
                             f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
                             "name=value")
     return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
-                fixed, tuple(notes))
+                fixed, tuple(notes), _scales(setting, bool(given)))
 
 
 def _feasible(plan, T, tau, eta) -> bool:

@@ -22,9 +22,13 @@ Truth (:func:`truth`) needs a proof either way:
 * ``unknown`` -- neither: the mutant is below the original somewhere, and nothing measured
   exceeds it.
 
-The certificates of falsity are what the layers found, so every ``false`` mutant is caught by
-some layer by construction; the honest figure of power is therefore also given against
-``false + unknown`` (:func:`summarize`: ``caught_pessimistic``).
+The certificates of falsity come from the layers and from an **oracle** that is not a layer:
+``verify.falsify`` with :data:`ORACLE_FACTOR` times the layers' budget, another seed and the
+exact worst case (PEP) where a model exists, run on every mutant the layers left unflagged
+(where falsify's batched search applies). A mutant only the oracle breaks is false and missed
+by the layers, so ``caught / false`` measures the layers against counterexamples they did not
+produce themselves; the figure against ``false + unknown`` (``caught_pessimistic``) is given
+beside it.
 
 >>> import boundlab
 >>> from boundlab import Bound, make_params, sym
@@ -49,10 +53,12 @@ from ._power_layers import Flag, LayerRun, exact_layer, fixed_layer, run_checks,
 from .mutants import domain_points, evaluate_expr, mutants, operator_of
 
 __all__ = ["Truth", "MutantResult", "truth", "evaluate", "summarize", "judged_ids", "LAYERS",
-           "GRID"]
+           "GRID", "ORACLE_FACTOR"]
 
 LAYERS = ("fixed", "search", "exact")
 GRID = 20000
+#: the oracle's budget, relative to the layers' search budget (at least ORACLE_MIN)
+ORACLE_FACTOR, ORACLE_MIN = 5, 200
 
 
 @dataclass
@@ -130,7 +136,7 @@ def truth(original, mutant, flags: dict) -> Truth:
     up, how = above(original, mutant)
     if up:
         return Truth("true", how)
-    for layer in LAYERS:
+    for layer in (*LAYERS, "oracle"):
         f = flags.get(layer)
         if f is not None and f.flagged:
             return Truth("false", f"{layer}: {f.why}")
@@ -139,11 +145,12 @@ def truth(original, mutant, flags: dict) -> Truth:
 
 # ----------------------------------------------------------------------------- evaluation
 def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operators=None,
-             setting=None) -> tuple:
+             setting=None, oracle: bool = True) -> tuple:
     """Mutants of ``bound`` (catalogue id, registered id or Bound), their truth and flags.
 
-    Returns ``(list of MutantResult, {layer: LayerRun})``. ``budget``: evaluations of each
-    search (default: the main job's); ``quick``: the main job's quick settings.
+    Returns ``(list of MutantResult, {layer: LayerRun})`` (plus ``"oracle"``: not a layer,
+    a source of certificates). ``budget``: evaluations of each search (default: the main
+    job's); ``quick``: the main job's quick settings; ``oracle``: run the oracle.
     """
     import boundlab
     from verify.suite import Context
@@ -156,15 +163,44 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
         runs = _registered(bound, ms, ctx, budget, dict(setting or {}), layers)
     else:
         runs = _catalogue(bound, ms, ctx, budget, layers)
+    if oracle:
+        runs["oracle"] = _oracle(bound, ms, runs, budget, dict(setting or {}))
     out = []
     for m in ms:
         flags = {k: r.flags.get(m.id) for k, r in runs.items()}
         t = truth(bound, m, flags)
         out.append(MutantResult(m.id, bound.id, operator_of(m.id), sp.sstr(m.expr), t.status,
                                 t.how, {k: (None if f is None else bool(f.flagged))
-                                        for k, f in flags.items()},
+                                        for k, f in flags.items() if k != "oracle"},
                                 {k: f.witness for k, f in flags.items() if f and f.flagged}))
     return out, runs
+
+
+def _oracle(bound, ms, runs, budget, setting) -> LayerRun:
+    """The oracle (module docstring) on the mutants no layer flagged and that may be false."""
+    import boundlab
+    import verify
+    from verify.checks._registry import FALSIFY_BUDGET
+
+    from ._power_layers import batched_plan_applies, falsify_flags
+
+    if not batched_plan_applies(bound):
+        return LayerRun(reason="verify.falsify's batched search does not run this bound")
+    todo = [m for m in ms if not any(r.flags.get(m.id) and r.flags[m.id].flagged
+                                     for r in runs.values()) and not above(bound, m)[0]]
+    b = max(ORACLE_MIN, ORACLE_FACTOR * int(budget or FALSIFY_BUDGET))
+    if not boundlab.registry.is_registered(bound.id):
+        return falsify_flags(bound, todo, b, seed=1, exact=True)
+    out, t0 = LayerRun(), time.perf_counter()
+    for m in todo:
+        with _alias(bound, m) as aid:
+            res = verify.falsify(aid, budget=b, seed=1, exact=True, **setting)
+        out.evaluations += res.evaluations
+        ok = res.verdict == "VIOLATED" and res.instance is not None
+        out.flags[m.id] = Flag(ok, f"oracle falsify: {res.verdict}",
+                               {"ratio": res.worst_ratio} if ok else {})
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def _catalogue(bound, ms, ctx, budget, layers) -> dict:
@@ -282,8 +318,12 @@ def summarize(results, runs_by_bound=None) -> dict:
                "false_alarms": sum(hit(r) for r in true), "evaluations": 0, "seconds": 0.0}
         for runs in (runs_by_bound or {}).values():
             for name, run in runs.items():
-                if layer in (name, "overall"):
+                if name != "oracle" and layer in (name, "overall"):
                     row["evaluations"] += run.evaluations
                     row["seconds"] += run.seconds
         out["layers"][layer] = row
+    orc = [r for rs in (runs_by_bound or {}).values() for k, r in rs.items() if k == "oracle"]
+    out["oracle"] = {"false_only_oracle": sum(not r.caught for r in false),
+                     "evaluations": sum(r.evaluations for r in orc),
+                     "seconds": sum(r.seconds for r in orc)}
     return out

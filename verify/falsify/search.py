@@ -39,21 +39,31 @@ class Candidate:
     ratio: float
     lhs: float
     rhs: float
+    plan: object = None  # the plan at the scale this point was found at
 
 
 def search(plan, families, budget: int, seed: int):
-    """``(best Candidate or None, evaluations, {family: best ratio})``."""
+    """``(best Candidate or None, evaluations, {family: best ratio})``.
+
+    The groups are (scale, T, tau) of the plan's grids (:attr:`Plan.scales` first at scale 1)
+    times the families, visited in a seeded order that puts every family at each point.
+    """
     rng = np.random.default_rng(seed)
     grid = [(T, tau) for T in plan.T_grid for tau in plan.tau_grid]
     grid = [grid[i] for i in rng.permutation(len(grid))]  # a small budget still sees every family
-    groups = [(f, T, tau) for T, tau in grid for f in families]
+    scales = list(plan.scales)
+    # pass j visits every grid point once, the scale turning with the point: a small budget
+    # sees every (T, tau) and several scales; the whole product is covered after all passes
+    points = [(scales[(i + j) % len(scales)], g) for j in range(len(scales))
+              for i, g in enumerate(grid)]
+    groups = [(plan.at_scale(*sc), f, T, tau) for sc, (T, tau) in points for f in families]
     share = max(MIN_GROUP, budget // max(1, len(groups)))
     best, spent, per_family = None, 0, {}
-    for fam, T, tau in groups:
+    for sub, fam, T, tau in groups:
         if spent >= budget:
             break
         n = min(share, budget - spent)
-        cand, used = _group(plan, fam, T, tau, n, rng)
+        cand, used = _group(sub, fam, T, tau, n, rng)
         spent += used
         if cand is not None:
             per_family[fam.name] = max(per_family.get(fam.name, -math.inf), cand.ratio)
@@ -91,7 +101,7 @@ def _group(plan, fam, T, tau, n, rng):
         i = int(np.argmax(r))
         if r[i] > -math.inf and (best is None or r[i] > best.ratio):
             best = Candidate(fam.name, Z[i, :dim - 1] if free else Z[i].copy(), T, tau,
-                             float(eta[i]), float(r[i]), float(lhs[i]), float(rhs[i]))
+                             float(eta[i]), float(r[i]), float(lhs[i]), float(rhs[i]), plan)
     return best, used
 
 
