@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Context", "CheckSpec", "register", "REGISTRY", "FAMILIES", "FALSIFY_BUDGET",
-           "FALSIFY_BUDGET_QUICK", "load_hand_written"]
+           "FALSIFY_BUDGET_QUICK", "FALLBACK_BUDGET", "FALLBACK_BUDGET_QUICK", "load_hand_written"]
 
 FAMILIES = ("drift", "skew", "weight_error", "contraction")
-#: evaluations of each generated falsify search in the main job (``--budget`` raises it)
-FALSIFY_BUDGET = 40
-FALSIFY_BUDGET_QUICK = 12
+#: evaluations of each generated falsify search in the main job (``--budget`` raises it):
+#: the batched search, and the quadratic worst-instance fallback (one run per evaluation)
+FALSIFY_BUDGET, FALSIFY_BUDGET_QUICK = 200, 40
+FALLBACK_BUDGET, FALLBACK_BUDGET_QUICK = 40, 12
 
 
 @dataclass(frozen=True)
@@ -46,16 +47,22 @@ class Context:
     scheduler: str | None = None
     falsify_budget: int | None = None
 
-    def search_budget(self) -> int:
+    def search_budget(self, batched: bool = True) -> int:
         """Instance evaluations of each generated ``verify.falsify`` search
         (:mod:`verify.checks.generic`): ``falsify_budget`` (``boundlab verify --budget N``;
-        0 = no search), else :data:`FALSIFY_BUDGET` (``--quick``: :data:`FALSIFY_BUDGET_QUICK`).
+        0 = no search), else :data:`FALSIFY_BUDGET` (``--quick``: :data:`FALSIFY_BUDGET_QUICK`)
+        for the batched search, :data:`FALLBACK_BUDGET` (``--quick``:
+        :data:`FALLBACK_BUDGET_QUICK`) for the quadratic fallback (``batched=False``).
 
         >>> Context(quick=True).search_budget(), Context(falsify_budget=500).search_budget()
-        (12, 500)
+        (40, 500)
+        >>> Context().search_budget(batched=False)
+        40
         """
         if self.falsify_budget is not None:
             return int(self.falsify_budget)
+        if not batched:
+            return FALLBACK_BUDGET_QUICK if self.quick else FALLBACK_BUDGET
         return FALSIFY_BUDGET_QUICK if self.quick else FALSIFY_BUDGET
 
     def budget(self, full: int, quick: int) -> int:

@@ -38,7 +38,8 @@ def register(sub) -> None:
                         "about 100-160; --quick: 12-20)")
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="instances evaluated by each generated verify.falsify search of a "
-                        "catalogue bound (default 40; --quick: 12; 0: no search)")
+                        "catalogue bound (default 200, 40 for the quadratic fallback; "
+                        "--quick: 40 / 12; 0: no search)")
     p.add_argument("--executor", default="local", choices=("local", "dask"),
                    help="where the checks' seeds and settings run: local (default) or dask "
                         "(the [dask] extra; identical results)")

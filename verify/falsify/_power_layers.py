@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer", "falsify_flags",
-           "batched_plan_applies"]
+__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer", "falsify_flags"]
 
 _COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user")
 TOL = 1e-6
@@ -171,21 +170,6 @@ def _rerun(original, mutant, specs, ctx):
 
 
 # ----------------------------------------------------------------------------- search
-def batched_plan_applies(bound) -> bool:
-    """Whether ``verify.falsify``'s batched search runs ``bound`` (its metadata's algorithm
-    and class, a measured left-hand side)."""
-    import boundlab
-
-    from .plan import NotApplicable, make_plan
-
-    try:
-        meta = boundlab.registry.meta(bound.id)
-        make_plan(bound, {}, meta.get("algorithm"), meta.get("function_class"))
-    except (NotApplicable, Exception):  # noqa: BLE001 - not searchable by falsify
-        return False
-    return True
-
-
 def falsify_flags(original, mutants, budget, seed=0, exact=False) -> LayerRun:
     """``verify.falsify`` on each mutant (a Bound object, with the original's algorithm and
     class): flagged when it reports VIOLATED, which it does only with a replayed instance."""
@@ -214,6 +198,8 @@ def search_layer(original, mutants, observed, budget) -> LayerRun:
     job's own worst instance of the original judged with the mutant."""
     from verify.checks._registry import FALSIFY_BUDGET
     from verify.worst import supported
+
+    from .plan import batched_plan_applies
 
     if batched_plan_applies(original):
         return falsify_flags(original, mutants, budget or FALSIFY_BUDGET)

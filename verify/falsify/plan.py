@@ -197,6 +197,19 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
                 fixed, tuple(notes), _scales(setting, bool(given)))
 
 
+def batched_plan_applies(bound) -> bool:
+    """Whether the batched search of :func:`verify.falsify` runs ``bound`` as it is declared
+    (its metadata's algorithm and class, a measured left-hand side)."""
+    import boundlab
+
+    try:
+        meta = boundlab.registry.meta(bound.id)
+        make_plan(bound, {}, meta.get("algorithm"), meta.get("function_class"))
+    except Exception:  # noqa: BLE001 - NotApplicable, or no metadata: not searched here
+        return False
+    return True
+
+
 def _feasible(plan, T, tau, eta) -> bool:
     b = plan.bound
     names = set(b.params) | set(b.extra_params)

@@ -58,7 +58,7 @@ __all__ = ["Truth", "MutantResult", "truth", "evaluate", "summarize", "judged_id
 LAYERS = ("fixed", "search", "exact")
 GRID = 20000
 #: the oracle's budget, relative to the layers' search budget (at least ORACLE_MIN)
-ORACLE_FACTOR, ORACLE_MIN = 5, 200
+ORACLE_FACTOR, ORACLE_MIN = 3, 200
 
 
 @dataclass
@@ -182,7 +182,8 @@ def _oracle(bound, ms, runs, budget, setting) -> LayerRun:
     import verify
     from verify.checks._registry import FALSIFY_BUDGET
 
-    from ._power_layers import batched_plan_applies, falsify_flags
+    from ._power_layers import falsify_flags
+    from .plan import batched_plan_applies
 
     if not batched_plan_applies(bound):
         return LayerRun(reason="verify.falsify's batched search does not run this bound")
