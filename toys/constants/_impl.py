@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from boundlab.errors import BoundlabError
+
 from ..problems.base import OptimumUnavailable
 from ..problems.quadratic import Quadratic
 from . import _buckets as bk
@@ -28,15 +30,20 @@ def _opt(problem, name) -> np.ndarray:
     """The optimum ``name`` as rows (k, d): x* as one row, x_i* as N rows, no row when it is
     unavailable (OptimumUnavailable)."""
     try:
-        v = np.asarray(getattr(problem, name), dtype=float)
+        v = getattr(problem, name)
     except OptimumUnavailable:
         return np.zeros((0, problem.dim))
-    return v.reshape(-1, problem.dim)
+    if v is None:  # a non-convex problem (MLP, CNN) has none
+        return np.zeros((0, problem.dim))
+    return np.asarray(v, dtype=float).reshape(-1, problem.dim)
 
 
 def _common(problem, x_ref) -> dict:
     """Gamma, D and F* -- or ``how="unavailable"`` with the reason when an optimum is missing."""
     out = {}
+    if getattr(problem, "x_star", 0) is None:  # non-convex: no optimum is known
+        return {k: Value(np.nan, "unavailable", f"{problem.kind}: non-convex, no known optimum")
+                for k in ("D", "F_star", "Gamma")}
     try:
         x_star = np.asarray(problem.x_star, dtype=float)
         out["D"] = Value(float(np.linalg.norm(x_ref - x_star)), "exact", "||x_ref - x*||")
@@ -246,14 +253,34 @@ def _power_L(prob, pts, rng, iters: int = 60):
     N, d = prob.n_clients, prob.dim
     L_est, LF_est = 0.0, 0.0
     x_i = _opt(prob, "x_star_i")
+    hvps = _hvps_of(prob)
     for W in list(P) + ([x_i] if len(x_i) else []):
-        lam = top_eigenvalue(lambda V, W=W: prob.hvps(W, V), (N, d), rng, iters)
+        lam = top_eigenvalue(lambda V, W=W: hvps(W, V), (N, d), rng, iters)
         L_est = max(L_est, float(lam.max()))
     for W in P:
-        lam = top_eigenvalue(lambda V, W=W: (prob.p @ prob.hvps(W, V[0]))[None], (1, d), rng,
+        lam = top_eigenvalue(lambda V, W=W: (prob.p @ hvps(W, V[0]))[None], (1, d), rng,
                              iters)
         LF_est = max(LF_est, float(lam[0]))
     return L_est, LF_est
+
+
+def _hvps_of(prob):
+    """``prob.hvps``, or central differences of ``prob.grads`` for a problem without it (the
+    MLP): (g(W + hV) - g(W - hV)) / (2h) row by row, h = 1e-5 (1 + ||W||) / ||V||."""
+    try:
+        prob.hvps(np.zeros((prob.n_clients, prob.dim)), np.zeros((prob.n_clients, prob.dim)))
+        return prob.hvps
+    except BoundlabError:
+        pass
+
+    def fd(W, V):
+        W = np.broadcast_to(np.asarray(W, dtype=float), (prob.n_clients, prob.dim))
+        V = np.broadcast_to(np.asarray(V, dtype=float), W.shape)
+        nv = np.maximum(np.linalg.norm(V, axis=1, keepdims=True), 1e-300)
+        h = 1e-5 * (1.0 + np.linalg.norm(W, axis=1, keepdims=True)) / nv
+        return (prob.grads(W + h * V) - prob.grads(W - h * V)) / (2 * h)
+
+    return fd
 
 
 def _unique_rows(P):
@@ -265,9 +292,9 @@ def _unique_rows(P):
 def _generic(prob, pts, where, batch_size, rng, extra) -> dict:
     L_est, LF_est = _power_L(prob, pts, rng)
     N, d = prob.n_clients, prob.dim
-    mu_est = np.inf
+    mu_est, hvps = np.inf, _hvps_of(prob)
     for W in list(pts) + list(_opt(prob, "x_star")):
-        lam = top_eigenvalue(lambda V, W=W: L_est * V - prob.hvps(W, V), (N, d), rng)
+        lam = top_eigenvalue(lambda V, W=W: L_est * V - hvps(W, V), (N, d), rng)
         mu_est = min(mu_est, float((L_est - lam).min()))
     probe = _unique_rows(np.vstack([pts, _opt(prob, "x_star"), _opt(prob, "x_star_i")]))
     est = f"estimate(at {where})"

@@ -116,12 +116,18 @@ def register(family: str, *bound_ids: str):
     return deco
 
 
+#: hand-written check modules beside the families' own (each imports its family's module,
+#: never the other way round: no import cycle)
+EXTRA_MODULES = ("weight_error_paths", "drift_pairs", "skew_error_free", "contraction_local",
+                 "contraction_nonconvex")
+
+
 def load_hand_written() -> None:
-    """Import the hand-written check modules (``verify.checks.<family>``) once; each registers
-    its checks with :func:`register`."""
-    for fam in FAMILIES:
+    """Import the hand-written check modules (``verify.checks.<family>`` and
+    :data:`EXTRA_MODULES`) once; each registers its checks with :func:`register`."""
+    for name in (*FAMILIES, *EXTRA_MODULES):
         try:
-            importlib.import_module(f"verify.checks.{fam}")
+            importlib.import_module(f"verify.checks.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"verify.checks.{fam}":
+            if exc.name != f"verify.checks.{name}":
                 raise

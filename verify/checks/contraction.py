@@ -212,7 +212,3 @@ def contraction_worst_instance(ctx):
     return worst_rows(ctx, "contraction_worst_instance", [
         ("contraction.fedprox_sc", {**fixed, "prox": 0.0}, 160, 20),
         ("contraction.beta_sc", {**fixed, "beta": 0.5}, 120, 20)])
-
-
-# the per-round lemmas measured inside the rounds register on import
-from . import contraction_local  # noqa: E402,F401

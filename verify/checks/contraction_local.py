@@ -37,6 +37,8 @@ from toys._array import to_numpy
 
 from ._common import judge
 from ._registry import register
+from .contraction import METHODS, NEAR, _gamma, _params, _problem, _problem_label
+from .contraction import E as _E
 
 A_IDS = ("contraction.lemma_a1", "contraction.lemma_a2", "contraction.lemma_a4",
          "contraction.lemma_a4.printed")
@@ -142,7 +144,6 @@ def _judge_worst(bid, q, prm, T, label, prob_label, setting):
 @register("contraction", *A_IDS, *B_IDS)
 def contraction_local_lemmas(ctx):
     """Lemmas A.1, A.2, A.4, B.1, B.2, B.4 at every round, measured inside the rounds."""
-    from .contraction import METHODS, NEAR, _gamma, _params, _problem, _problem_label
 
     prob, consts = _problem()
     T = ctx.pick(60, 15)
@@ -150,7 +151,7 @@ def contraction_local_lemmas(ctx):
     for label, algo, hyper, _ in METHODS:
         gamma = _gamma(algo, hyper, consts.L.value)
         extra = {} if ctx.backend == "numpy" else {"backend": ctx.backend, "device": ctx.device}
-        tr, W, U = recorded_run(prob, algo, T, lr=gamma, local_steps=_e(), **hyper, **extra,
+        tr, W, U = recorded_run(prob, algo, T, lr=gamma, local_steps=_E, **hyper, **extra,
                                 x0=prob.x_star + NEAR * np.ones(prob.dim))
         prm = _params(tr, consts, prob, hyper, gamma)
         q = local_quantities(prob, tr, W, U, hyper.get("beta"))
@@ -158,9 +159,3 @@ def contraction_local_lemmas(ctx):
         for bid in (B_IDS if algo == "beta" else A_IDS):
             out.append(_judge_worst(bid, q, prm, T, label, _problem_label(prob), setting))
     return out
-
-
-def _e() -> int:
-    from .contraction import E
-
-    return E

@@ -293,7 +293,3 @@ def drift_worst_instance(ctx):
         ("drift.fedavg_convex", {**fixed, "rounds": ctx.pick(20, 5)}, 160, 20),
         ("drift.client_drift", {**fixed, "rounds": 3}, 160, 20),
         ("drift.plateau", {**fixed, "rounds": ctx.pick(20, 5)}, 60, 12)])
-
-
-# the step-by-step pairwise-drift checks register on import
-from . import drift_pairs  # noqa: E402,F401

@@ -31,6 +31,7 @@ import toys
 
 from ._common import constants_record, judge
 from ._registry import register
+from .drift import ETA, _paper_participation, _params, _rounds, _taus, _toy
 
 _PROBLEM = "seed004-toy, paper protocol (1 regular client + the outlier, weights 1/2)"
 
@@ -38,7 +39,6 @@ _PROBLEM = "seed004-toy, paper protocol (1 regular client + the outlier, weights
 def pairwise_drift(tau: int, rounds: int, seed: int = 1, backend: str = "numpy",
                    device=None) -> np.ndarray:
     """(rounds, tau + 1) d_k, k = 0..tau, of the two participants of each round."""
-    from .drift import ETA, _paper_participation, _toy
 
     prob, _ = _toy()
     chi = _paper_participation(prob.n_clients, rounds, seed=seed)
@@ -52,7 +52,6 @@ def pairwise_drift(tau: int, rounds: int, seed: int = 1, backend: str = "numpy",
 def drift_pairwise(ctx):
     """Lemma 2.3: the two participants' squared distance d_k, step by step, vs its recursion
     and the unrolled form."""
-    from .drift import _params, _rounds, _taus, _toy
 
     prob, consts = _toy()
     T = _rounds(ctx)

@@ -315,7 +315,3 @@ def skew_worst_instance(ctx):
     return worst_rows(ctx, "skew_worst_instance", [
         ("skew.corollary_gamma", {"L": c["L"], "mu": c["mu"], "Gamma": c["Gamma"], "D": c["D"],
                                   "E": E, "rounds": ctx.pick(30, 10)}, 100, 16)])
-
-
-# the Gamma = 0 recursion checks register on import
-from . import skew_error_free  # noqa: E402,F401

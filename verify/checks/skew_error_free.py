@@ -30,6 +30,7 @@ import toys
 
 from ._common import judge, trace_diverged
 from ._registry import register
+from .skew import RULES, E, _consts_record, _gamma, _label, _params
 
 #: rules that favour low-loss clients (rho_bar < 1), where the printed factor 1 + 3/(8 rho_bar)
 #: exceeds the corrected 1 + 3 rho_bar/8: the printed recursion is the tighter, riskier one
@@ -44,7 +45,6 @@ def _problem():
 
 
 def _trace(name, hyper, rounds, gamma, ctx):
-    from .skew import E
 
     prob, consts = _problem()
     mu = consts.mu.value
@@ -56,7 +56,6 @@ def _trace(name, hyper, rounds, gamma, ctx):
 @register("skew", "skew.error_free_recursion", "skew.error_free_recursion.printed")
 def skew_error_free_recursion(ctx):
     """Theorem 3's recursion at Gamma = 0, corrected and printed, at every SGD iteration."""
-    from .skew import RULES, E, _consts_record, _gamma, _label, _params
 
     prob, consts = _problem()
     rounds = ctx.pick(200, 40)

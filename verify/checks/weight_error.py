@@ -179,7 +179,3 @@ def weight_error_fedau_vs_baselines(ctx):
                               f"{len(seeds)} seed(s)) minus the better baseline's (<= 0: FedAU "
                               f"no worse): {table}"))
     return out
-
-
-# the path-based checks of the other FedAU statements register on import
-from . import weight_error_paths  # noqa: E402,F401

@@ -1,0 +1,39 @@
+"""Seed 003's non-convex theorems on the MLP (verify.checks.contraction_nonconvex): the server
+models the check reads are the run's, the step is the theorem's for the L used, and the torch
+path (CUDA when present) gives the numpy verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toys
+from verify.checks import contraction_nonconvex as cn
+
+
+def test_recorded_server_models_are_the_runs():
+    prob = cn.mlp_problem()
+    tr, models = cn._run(prob, "fedavg", rounds=3, lr=0.05)
+    assert models.shape == (4, prob.dim)
+    assert np.array_equal(models[-1], tr.final_model)
+    one = toys.run(prob, "fedavg", rounds=1, seed=0, lr=0.05, local_steps=cn.E)
+    assert np.array_equal(models[1], one.final_model)
+
+
+def test_the_step_is_the_theorems_for_the_L_used():
+    # gamma = 1/(2 (L + alpha) sqrt(T E)) (Theorem 2) and 1/(2 L sqrt(T E)) (Theorem 4)
+    assert cn._gamma("fedprox", {"prox": 0.5}, 3.5, 20) == pytest.approx(1 / (2 * 4.0 * 10.0))
+    assert cn._gamma("beta", {"beta": 0.5}, 4.0, 20) == pytest.approx(1 / (2 * 4.0 * 10.0))
+
+
+@pytest.mark.gpu
+def test_the_torch_path_on_cuda_agrees_with_numpy():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from verify.suite import Context
+
+    cpu = cn.contraction_nonconvex_mlp(Context(quick=True))
+    gpu = cn.contraction_nonconvex_mlp(Context(quick=True, backend="torch", device="cuda"))
+    assert [r.verdict for r in gpu] == [r.verdict for r in cpu]
+    np.testing.assert_allclose([r.measured for r in gpu], [r.measured for r in cpu], rtol=1e-8)

@@ -1,0 +1,126 @@
+"""Seed 003's non-convex theorems on a one-hidden-layer MLP (the paper's model family).
+
+``contraction.fedprox_nc`` (Theorem 2, FedProx / FedAvg at alpha = 0) and
+``contraction.beta_nc`` (Theorem 4, the beta algorithm) bound the average squared gradient norm
+(1/T) sum_t ||grad f(wbar_t)||^2 of a run with the theorems' step sizes gamma =
+1/(2(L + alpha) sqrt(T E)) and 1/(2 L sqrt(T E)). Here they are judged on a ReLU MLP (hidden
+width :data:`HIDDEN`, softmax cross-entropy + l2, as seed 003) on scikit-learn's digits split
+over 8 clients, through ``toys.run`` with the context's backend: ``boundlab verify --backend
+torch --device cuda`` runs them on the GPU.
+
+An MLP has no known smoothness constant or optimum, so the constants are stated estimates:
+
+* L: twice the largest power-iteration estimate of max_i L_i (finite-difference Hessian-vector
+  products, :func:`toys.constants`) at x0 and along a pilot run; after the run the estimate is
+  repeated along its server models, and a run whose trajectory estimate exceeds the L used is
+  reported not-applicable (the step would exceed the theorem's). A ReLU network is not
+  L-smooth across its kinks: L here is the local curvature the run meets, so a verdict is
+  about the theorem's arithmetic on this run, not a proof that its assumption holds;
+* Delta = f(wbar_0) - f_inf <= f(wbar_0), since the loss is non-negative: the bound is evaluated
+  at this upper estimate, which only loosens it;
+* G^2 = the largest ||g_i||^2 over the gradients the run took (a posteriori, as in
+  :mod:`verify.checks.contraction`); sigma = 0 (full batch); S = sum_i p_i^2.
+
+Example
+-------
+>>> from verify.suite import Context
+>>> rs = contraction_nonconvex_mlp(Context(quick=True))
+>>> sorted({r.bound_id for r in rs}), {r.verdict for r in rs} <= {"holds", "not-applicable"}
+(['contraction.beta_nc', 'contraction.fedprox_nc'], True)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+import boundlab
+import toys
+
+from ._common import constants_record, judge, trace_diverged
+from ._registry import register
+
+HIDDEN, E, SAFETY = 16, 5, 2.0
+POINTS = 6  # trajectory points of each L estimate (a power iteration each)
+METHODS = (("fedavg", "fedavg", {}, "contraction.fedprox_nc"),
+           ("fedprox_a0.5", "fedprox", {"prox": 0.5}, "contraction.fedprox_nc"),
+           ("beta_0.5", "beta", {"beta": 0.5}, "contraction.beta_nc"))
+
+
+@functools.lru_cache(maxsize=None)
+def mlp_problem(weights: tuple | None = None):
+    """The MLP on 320 digits over 8 clients (40 each); ``weights``: the client weights."""
+    from sklearn.datasets import load_digits
+
+    from toys.problems.mlp import MLPProblem
+
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(0).permutation(len(y))[:320]
+    return MLPProblem((X[idx] / 16.0).reshape(8, 40, 64), y[idx].reshape(8, 40),
+                      np.ones((8, 40), bool), classes=10, hidden=HIDDEN, l2=1e-4, seed=0,
+                      weights=None if weights is None else np.asarray(weights),
+                      name=f"MLP (hidden {HIDDEN}) on 320 digits, 8 clients")
+
+
+def _problem_for(algo):
+    if algo != "beta":
+        return mlp_problem()
+    p = toys.run(mlp_problem(), "beta", rounds=1, seed=0, lr=1e-3, local_steps=1, beta=0.5,
+                 record="none").info["graph"]["p"]
+    return mlp_problem(tuple(float(v) for v in p))
+
+
+def _L_estimate(prob, trajectory) -> float:
+    return float(toys.constants(prob, trajectory=trajectory, max_points=POINTS).L.value)
+
+
+def _run(prob, algo, **kw):
+    """``toys.run`` keeping the server models x_0..x_T (a callback reads each round's)."""
+    models = [np.asarray(prob.x0, dtype=float)]
+    tr = toys.run(prob, algo, seed=0, local_steps=E, **kw,
+                  callbacks=[lambda info: models.append(np.array(info.model, dtype=float))])
+    return tr, np.stack(models)
+
+
+def _gamma(algo, hyper, L, T):
+    a = 0.0 if algo == "beta" else hyper.get("prox", 0.0)
+    return 1.0 / (2.0 * (L + a) * math.sqrt(T * E))
+
+
+@register("contraction", "contraction.fedprox_nc", "contraction.beta_nc")
+def contraction_nonconvex_mlp(ctx):
+    """Theorems 2 and 4 on a ReLU MLP: average squared gradient norm vs the bound."""
+    T = ctx.pick(100, 30)
+    extra = {} if ctx.backend == "numpy" else {"backend": ctx.backend, "device": ctx.device}
+    out = []
+    for label, algo, hyper, bid in METHODS:
+        prob = _problem_for(algo)
+        _, pilot = _run(prob, algo, rounds=5, lr=0.05, **hyper)
+        L = SAFETY * _L_estimate(prob, pilot)
+        gamma = _gamma(algo, hyper, L, T)
+        tr, models = _run(prob, algo, rounds=T, lr=gamma, **hyper, **extra)
+        out.append(_judge_run(bid, label, algo, hyper, prob, tr, models, L, gamma, T))
+    return out
+
+
+def _judge_run(bid, label, algo, hyper, prob, tr, models, L, gamma, T):
+    L_traj = _L_estimate(prob, models)
+    prm = dict(T=T, E=E, L=L, alpha=hyper.get("prox", 0.0), beta=hyper.get("beta", 0.5),
+               Delta=float(tr.loss[0]), S=float(np.sum(np.asarray(prob.p) ** 2)), sigma=0.0,
+               G=float(np.sqrt(np.nanmax(tr.g2_max))), gamma=gamma)
+    setting = {"method": algo, **hyper, "gamma": gamma, "rounds": T, "local_steps": E}
+    note = (f"L = {SAFETY:g} x the power-iteration estimate along a pilot run ({L:.4g}); the "
+            f"estimate along this run's server models is {L_traj:.4g}; Delta = f(w0) >= "
+            "f(w0) - f_inf (non-negative loss); G^2 a posteriori; full batch")
+    return judge(boundlab.get(bid), [float(np.mean(tr.grad_norm2[:-1]))], prm,
+                 check="contraction_nonconvex_mlp", case=label, problem=prob.name, seeds=[0],
+                 deterministic=True, diverged=trace_diverged(tr), setting=setting, note=note,
+                 extra_violations=[f"the trajectory's L estimate {L_traj:.4g} exceeds the L "
+                                   f"used ({L:.4g}): the step is not the theorem's"]
+                 if L_traj > L else [],
+                 constants=constants_record(None, extra={
+                     "L": (L, "estimate (x2 safety) of max_i L_i, power iteration"),
+                     "Delta": (prm["Delta"], "upper estimate: f(w0), f_inf >= 0"),
+                     "G": (prm["G"], "a posteriori: max ||g_i|| over the run")}))
