@@ -19,7 +19,8 @@ with these methods is a piece; arrays are of the run's backend, so a piece writt
 
 Built-in pieces also take hyper-parameters (``hyper_names``, ``bind``); see
 :mod:`toys.algorithms._hyper` for every name and domain and :mod:`toys.algorithms.registry`
-for the 18 named compositions.
+for the 25 named compositions (the 18 of the seed papers and 7 comparison algorithms:
+Power-of-Choice, per-client local work, SCAFFOLD, FedNova, FedAdagrad, FedAdam, FedYogi).
 
 Example: a weight rule of your own (weights ∝ p * loss over the participants)
 -----------------------------------------------------------------------------
@@ -43,6 +44,7 @@ Example: a weight rule of your own (weights ∝ p * loss over the participants)
 from __future__ import annotations
 
 from .base import Algorithm, Setup, bind, hyper_names
-from .registry import ALGORITHMS, get, names
+from .registry import ALGORITHMS, COMPARISONS, get, names
 
-__all__ = ["ALGORITHMS", "Algorithm", "Setup", "bind", "get", "hyper_names", "names"]
+__all__ = ["ALGORITHMS", "Algorithm", "COMPARISONS", "Setup", "bind", "get", "hyper_names",
+           "names"]

@@ -26,6 +26,18 @@
 ``score_point``    ``"global"`` (F_i at the broadcast model, default) or ``"local_end"``
                    (F_i at the client's model at the end of the previous round).
 ``messages``       beta: explicit unit messages (N, D) instead of the principal components.
+``candidates``     poc: Power-of-Choice's candidate-set size d, integer in [k, N] or a
+                   fraction in (0, 1) of N (required); ``k`` is the m clients kept.
+``client_steps``   fedavg-hetero, fednova, scaffold: each client's local steps tau_i, N
+                   integers >= 1 (default: every client does ``local_steps``, which defaults to
+                   max tau_i and must be >= every tau_i).
+``min_steps``      the same: each round, tau_i is drawn uniformly from {min_steps, ..., tau_i}
+                   (integer in [1, min tau_i]; default None = no draw).
+``straggler_prob`` the same: each round, each client is a straggler with this probability (in
+                   [0, 1], default 0) and does ceil(u tau_i) of its steps, u ~ U(0, 1) (>= 1).
+``beta1``,         fedadam, fedyogi (beta1, beta2), fedadagrad (beta1): the moment decays of
+``beta2``          Reddi et al. (2021), reals in [0, 1); defaults 0.9 and 0.99.
+``eps``            the same: the adaptivity tau of Reddi et al. (2021), > 0; default 1e-3.
 =================  ==========================================================================
 
 Example
@@ -41,13 +53,21 @@ import numbers
 
 import numpy as np
 
-from boundlab.domains import INT_GE1, NONNEGATIVE, POSITIVE, UNIT_HALF_OPEN, Domain
+from boundlab.domains import (
+    INT_GE1,
+    NONNEGATIVE,
+    POSITIVE,
+    UNIT_CLOSED,
+    UNIT_HALF_OPEN,
+    Domain,
+)
 from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
 from ..validation import check, check_choice
 
-__all__ = ["ALIASES", "DOMAINS", "RULES", "SOFT_RULES", "inv_temperature", "k_of", "loss_offset",
-           "required", "rule_name", "rule_names", "value"]
+__all__ = ["ALIASES", "DOMAINS", "RULES", "SOFT_RULES", "candidates_of", "client_steps_of",
+           "inv_temperature", "k_of", "loss_offset", "required", "rule_name", "rule_names",
+           "value"]
 
 # the loss-weighted rules of toys.algorithms.weights (declared here, where their names are
 # checked, so that weights imports this module and not the reverse)
@@ -68,10 +88,14 @@ def rule_name(name) -> str | None:
     return full if full in RULES else None
 
 
+UNIT_LEFT_CLOSED = Domain(0.0, 1.0, lo_open=False, hi_open=True)  # [0, 1)
+
 DOMAINS = {
     "local_steps": INT_GE1, "server_lr": POSITIVE, "batch_size": INT_GE1, "prox": NONNEGATIVE,
     "beta": UNIT_HALF_OPEN, "K": INT_GE1, "temperature": POSITIVE, "inv_temperature": POSITIVE,
     "switch_round": INT_GE1, "decay": UNIT_HALF_OPEN, "mix_rounds": INT_GE1,
+    "min_steps": INT_GE1, "straggler_prob": UNIT_CLOSED, "beta1": UNIT_LEFT_CLOSED,
+    "beta2": UNIT_LEFT_CLOSED, "eps": POSITIVE,
 }
 CHOICES = {"loss_offset": ("auto", "exact", "zero", "running_min"),
            "score_point": ("global", "local_end"), "schedule": ("temperature", "mix")}
@@ -127,6 +151,46 @@ def k_of(hyper: dict, n_clients: int, needed: bool) -> int:
     if kk > n_clients:
         raise DomainError("k", k, dom, f"only N = {n_clients} clients")
     return kk
+
+
+def candidates_of(hyper: dict, n_clients: int, k: int) -> int:
+    """Power-of-Choice's candidate-set size d (required): an integer in [k, N] or a fraction
+    in (0, 1) of N (read as max(1, int(d N)), which must be >= k).
+
+    >>> candidates_of({"candidates": 0.5}, 10, 2), candidates_of({"candidates": 4}, 10, 2)
+    (5, 4)
+    """
+    dom = f"integer in [k, N] = [{k}, {n_clients}] or fraction in (0, 1) of N"
+    if hyper.get("candidates") is None:
+        raise MissingParameterError("poc", ["candidates"], {"candidates": dom})
+    d = hyper["candidates"]
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Real) \
+            or not math.isfinite(d) or d <= 0 or (float(d) != int(d) and not 0 < d < 1):
+        raise DomainError("candidates", d, dom)
+    dd = int(d) if float(d) == int(d) else max(1, int(float(d) * n_clients))
+    if not k <= dd <= n_clients:
+        raise DomainError("candidates", d, dom, f"that is d = {dd} clients")
+    return dd
+
+
+def client_steps_of(hyper: dict, n_clients: int):
+    """Each client's local steps tau_i as a tuple of N ints >= 1, or None when not given.
+
+    >>> client_steps_of({"client_steps": [1, 2.0, 3]}, 3)
+    (1, 2, 3)
+    """
+    v = hyper.get("client_steps")
+    if v is None:
+        return None
+    dom = f"{n_clients} integers >= 1 (one per client)"
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise DomainError("client_steps", v, dom) from None
+    if arr.shape != (n_clients,) or isinstance(v, (str, bytes)) \
+            or np.asarray(v).dtype == bool or bool(np.any(INT_GE1.bad_mask(arr))):
+        raise DomainError("client_steps", v, dom)
+    return tuple(int(t) for t in arr)
 
 
 def loss_offset(hyper: dict, problem):

@@ -36,11 +36,14 @@ _ORDER = ("lr", "local_steps", "server_lr", "batch_size", "prox")
 
 # paper symbols that are not hyper-parameter names here -> the name to use
 _SYMBOLS = {
-    "tau": "local_steps", "E": "local_steps", "I": "local_steps", "epochs": "local_steps",
+    "tau": "local_steps (FedAdam/FedYogi's tau: eps)", "E": "local_steps", "I": "local_steps",
+    "epochs": "local_steps",
     "eta": "lr (local step) or server_lr (FedAU's global step)", "gamma": "lr",
     "eta_t": "lr (callable of t)", "step_size": "lr", "mu": "prox", "mu_prox": "prox",
     "alpha": "prox (FedProx)", "T": "temperature (BM) or rounds", "b": "batch_size",
     "m": "k", "C": "participation='uniform'", "tau_switch": "switch_round",
+    "d": "candidates (Power-of-Choice)", "eta_g": "server_lr", "eta_l": "lr",
+    "tau_i": "client_steps", "epsilon": "eps (FedAdam/FedYogi's tau)",
 }
 
 
@@ -77,7 +80,9 @@ class Setup:
     """What a piece may read when its hyper-parameters are bound: the ``problem``, the
     participation ``process``, ``n_clients``, ``rounds``, the algorithm ``name`` (for error
     messages) and ``cache`` (shared by the pieces of one run, e.g. seed 003's graph) and
-    ``info`` (entries for ``Trace.info``); ``asarray`` moves numpy data to the run's backend."""
+    ``info`` (entries for ``Trace.info``); ``asarray`` moves numpy data to the run's backend;
+    ``seed`` is the run's seed (pieces that draw at random derive their own streams from it:
+    :func:`toys.algorithms.local_work.round_rng`)."""
 
     problem: object
     process: object
@@ -87,6 +92,7 @@ class Setup:
     cache: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     asarray: object = None
+    seed: int | None = None
 
     def __post_init__(self):
         if self.asarray is None:
@@ -125,7 +131,8 @@ def bind(algorithm: Algorithm, hyper: dict, setup: Setup) -> Algorithm:
     Traceback (most recent call last):
     ...
     boundlab.errors.UnknownNameError: unknown hyper-parameter of fedau (paper symbol 'tau' is \
-local_steps) 'tau'; valid: lr, local_steps, server_lr, batch_size, prox, K
+local_steps (FedAdam/FedYogi's tau: eps)) 'tau'; valid: lr, local_steps, server_lr, batch_size, \
+prox, K
     """
     if not isinstance(algorithm, Algorithm):
         raise DomainError("algorithm", algorithm, "a toys.Algorithm or a built-in name")

@@ -137,7 +137,8 @@ class BetaPerturbed(LocalSteps):
 
 
 def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float = 0.0,
-                        beta: float | None = None, U=None, observer=None, G0=None, W0=None):
+                        beta: float | None = None, U=None, observer=None, G0=None, W0=None,
+                        steps=None, shift=None):
     """:func:`local_update` of the participants only (``mask``), when the oracle has a
     ``subset`` (problems of toys: quadratic, logistic; numpy and torch): the work is in
     proportion to the participants, the random streams advance as for all N clients (same
@@ -150,7 +151,8 @@ def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float 
     idx = _nonzero(mask) if n_part < N and callable(subset) else None
     sub = None if idx is None else subset(idx)
     if sub is None:
-        return local_update(oracle, x, lrs, rng, batch_size, prox, beta, U, observer, G0, W0)
+        return local_update(oracle, x, lrs, rng, batch_size, prox, beta, U, observer, G0, W0,
+                            steps, shift)
     W_full = broadcast_rows(x, N) if W0 is None else W0
     obs = None
     if observer is not None:
@@ -165,7 +167,8 @@ def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float 
 
     Ws = local_update(sub, x, lrs, rng, batch_size, prox, beta,
                       None if U is None else U[idx], obs, None if G0 is None else G0[idx],
-                      W_full[idx])
+                      W_full[idx], None if steps is None else steps[idx],
+                      None if shift is None else shift[idx])
     W = _copy(W_full)
     W[idx] = Ws
     return W
@@ -182,14 +185,18 @@ def _copy(W):
 
 
 def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
-                 beta: float | None = None, U=None, observer=None, G0=None, W0=None):
+                 beta: float | None = None, U=None, observer=None, G0=None, W0=None,
+                 steps=None, shift=None):
     """Run ``len(lrs)`` local steps for every client at once; returns the stack W (N, d).
 
     Step k (0-based) is ``W <- W - lrs[k] * (g(P) + prox * (W - x))`` with ``P = W`` or, when
     ``beta`` is given, ``P = beta * W + (1 - beta) * U``. ``observer(k, W, G, lr)`` is called
     after step k with the new W and the gradient used. ``G0``, if given, replaces the k = 0
     gradient (it must equal the full gradient at ``x``), and ``W0``, if given, is the (N, d)
-    stack of copies of ``x`` to start from (not modified).
+    stack of copies of ``x`` to start from (not modified). ``shift`` (N, d), if given, is
+    added to every gradient (SCAFFOLD's correction c - c_i); ``steps`` (N,), if given, is each
+    client's number of steps: from step ``steps[i]`` on, client i's row stays where it is (the
+    step mask of :mod:`toys.algorithms.local_work`; the observer then sees a zero gradient row).
 
     Deterministic steps (``batch_size=None``, no ``beta``) of a numpy oracle with a fused kernel
     ``local_gd`` (binary logistic problems) run through it: all the steps of a block of
@@ -203,7 +210,8 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
     True
     """
     fused = getattr(oracle, "local_gd", None)
-    if fused is not None and batch_size is None and beta is None and is_numpy(x):
+    if fused is not None and batch_size is None and beta is None and is_numpy(x) \
+            and steps is None and shift is None:
         W = _fused(oracle, fused, x, lrs, prox, observer, G0, W0)
         if W is not None:
             return W
@@ -215,11 +223,22 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
         else:
             P = W if beta is None else beta * W + (1.0 - beta) * U
             G = oracle.minibatch_grads(P, rng, batch_size)
+        if shift is not None:
+            G = G + shift
         step = G if prox == 0.0 else G + prox * (W - x)
-        W = W - lr * step
+        if steps is None:
+            W = W - lr * step
+        else:
+            W, G = _masked_step(W, lr * step, G, k < steps)
         if observer is not None:
             observer(k, W, G, lr)
     return W
+
+
+def _masked_step(W, lr_step, G, on):
+    """(W - lr_step, G) on the rows where ``on``; (W, 0) on the others."""
+    xp = array_namespace(W)
+    return xp.where(on[:, None], W - lr_step, W), xp.where(on[:, None], G, 0.0)
 
 
 _FUSED_RECORD_BYTES = 1 << 28  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer

@@ -18,7 +18,20 @@ average-all                 LocalSteps       FixedOmega(None)            Weighte
 mifa                        LocalSteps       MaskedP                     MIFAStep
 fedvarp                     LocalSteps       ScaledParticipating         FedVarpStep
 beta                        BetaPerturbed    FedAvgWeights(graph=True)   WeightedStep
+poc                         LocalSteps       PowerOfChoice               WeightedStep
+fedavg-hetero               HeteroSteps      FedAvgWeights               WeightedStep
+scaffold                    ScaffoldSteps    FedAvgWeights               WeightedStep
+fednova                     HeteroSteps      FedAvgWeights               FedNovaStep
+fedadagrad, fedadam,        LocalSteps       FedAvgWeights               AdaptiveStep(kind)
+fedyogi
 ==========================  ===============  ==========================  ==================
+
+The last seven (:data:`COMPARISONS`) are the baselines researchers run beside the papers:
+Power-of-Choice (:mod:`~toys.algorithms.selection`), per-client local work and stragglers
+(:mod:`~toys.algorithms.local_work`; ``client_steps``, ``min_steps``, ``straggler_prob`` also
+for scaffold and fednova), SCAFFOLD (:mod:`~toys.algorithms.scaffold`), FedNova
+(:mod:`~toys.algorithms.fednova`) and the adaptive server optimisers
+(:mod:`~toys.algorithms.adaptive`). 25 names in all.
 
 Example
 -------
@@ -32,13 +45,18 @@ from __future__ import annotations
 
 from boundlab.errors import UnknownNameError
 
+from .adaptive import AdaptiveStep
 from .base import Algorithm
 from .client import BetaPerturbed, LocalSteps
 from .fedau import FedAUWeights, FixedOmega
+from .fednova import FedNovaStep
+from .local_work import HeteroSteps
+from .scaffold import ScaffoldSteps
+from .selection import PowerOfChoice
 from .server import FedVarpStep, MIFAStep, WeightedStep
 from .weights import Anneal, FedAvgWeights, Hybrid, LossWeighted, MaskedP, ScaledParticipating
 
-__all__ = ["ALGORITHMS", "get", "names"]
+__all__ = ["ALGORITHMS", "COMPARISONS", "get", "names"]
 
 _BM = "(BM)"
 _DESCRIPTIONS = {
@@ -65,7 +83,23 @@ _DESCRIPTIONS = {
     "beta": ("seed 003 beta-perturbed local SGD: gradient at beta w + (1-beta) u_i, "
              "graph weights from data principal components"),
     "fedprox-bc": "seed 003 FedProx baseline (same update as fedprox: prox = alpha; alias)",
+    "poc": ("Power-of-Choice (Cho et al. 2020): d candidates drawn ∝ p, weight 1/m on the m "
+            "of largest loss (k = m, candidates = d)"),
+    "fedavg-hetero": ("FedAvg with per-client local work: client_steps tau_i, min_steps "
+                      "draws, stragglers (straggler_prob)"),
+    "scaffold": ("SCAFFOLD (Karimireddy et al. 2020): control variates c, c_i (option II), "
+                 "server_lr = eta_g"),
+    "fednova": ("FedNova (Wang et al. 2020): normalized averaging by each client's local "
+                "work, tau_eff = sum_i w_i tau_i"),
+    "fedadagrad": "FedAdagrad (Reddi et al. 2021): Adagrad server step on -avg Delta",
+    "fedadam": "FedAdam (Reddi et al. 2021): Adam server step on -avg Delta (beta1, beta2, eps)",
+    "fedyogi": "FedYogi (Reddi et al. 2021): Yogi server step on -avg Delta (beta1, beta2, eps)",
 }
+
+COMPARISONS = ("poc", "fedavg-hetero", "scaffold", "fednova", "fedadagrad", "fedadam",
+               "fedyogi")
+"""The comparison algorithms (not from the seed papers; each tested against its own
+per-client reference in tests/toys/algorithms)."""
 
 ALGORITHMS = dict(_DESCRIPTIONS)
 """name -> one-line description of every built-in algorithm."""
@@ -90,6 +124,13 @@ def _pieces(name: str):
         "mifa": (plain, MaskedP(), MIFAStep()),
         "fedvarp": (plain, ScaledParticipating(), FedVarpStep()),
         "beta": (BetaPerturbed(), FedAvgWeights(graph=True), step),
+        "poc": (plain, PowerOfChoice(), step),
+        "fedavg-hetero": (HeteroSteps(), FedAvgWeights(), step),
+        "scaffold": (ScaffoldSteps(), FedAvgWeights(), step),
+        "fednova": (HeteroSteps(), FedAvgWeights(), FedNovaStep()),
+        "fedadagrad": (plain, FedAvgWeights(), AdaptiveStep("adagrad")),
+        "fedadam": (plain, FedAvgWeights(), AdaptiveStep("adam")),
+        "fedyogi": (plain, FedAvgWeights(), AdaptiveStep("yogi")),
     }
     return table[name]
 
@@ -104,8 +145,9 @@ def get(name: str) -> Algorithm:
     Traceback (most recent call last):
     ...
     boundlab.errors.UnknownNameError: unknown algorithm 'fedsgd'; valid: anneal, average-all, \
-average-participating, beta, fedau, fedau-known, fedavg, fedbetter, fedbetter-k, fedmax, \
-fedmax-k, fedprox, fedprox-bc, fedsoftbetter, fedsoftmax, fedvarp, hybrid, mifa
+average-participating, beta, fedadagrad, fedadam, fedau, fedau-known, fedavg, fedavg-hetero, \
+fedbetter, fedbetter-k, fedmax, fedmax-k, fednova, fedprox, fedprox-bc, fedsoftbetter, \
+fedsoftmax, fedvarp, fedyogi, hybrid, mifa, poc, scaffold
     """
     if not isinstance(name, str) or name not in ALGORITHMS:
         raise UnknownNameError("algorithm", name, sorted(ALGORITHMS))

@@ -5,8 +5,10 @@ participation, backend, sizes). Randomness comes only from ``seed``:
 ``np.random.SeedSequence(seed).spawn(2)`` gives the participation stream (numpy, shared by
 every backend, so numpy and torch runs see the same participation) and the sampling stream
 (minibatches / gradient noise: a numpy Generator, or a ``torch.Generator`` seeded with
-``sampling.generate_state(1)[0]`` for the torch backend). Same seed and backend => the same
-bits, also across a checkpoint and resume.
+``sampling.generate_state(1)[0]`` for the torch backend). Pieces that draw at random use
+further children of the same ``SeedSequence`` (``Setup.seed`` and
+:func:`toys.algorithms.local_work.round_rng`: Power-of-Choice's candidates, per-client local
+work). Same seed and backend => the same bits, also across a checkpoint and resume.
 
 Example
 -------
@@ -107,7 +109,7 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
     process = part.resolve(participation, N, rounds)
     ss_part, ss_sample = np.random.SeedSequence(seed).spawn(2)
     ops, oracle, sample_rng = backends.get(backend).setup(problem, device, dtype, ss_sample)
-    setup = Setup(problem, process, N, rounds, algo.name, asarray=ops.asarray)
+    setup = Setup(problem, process, N, rounds, algo.name, asarray=ops.asarray, seed=seed)
     algo = bind(algo, hyper, setup)
     ctx = _context(problem, algo, ops, oracle, x0, process, rounds, record, N, d)
     ctx.part_rng, ctx.sample_rng = np.random.default_rng(ss_part), sample_rng

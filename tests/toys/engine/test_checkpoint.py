@@ -9,7 +9,9 @@ from boundlab.errors import IntegrityError
 EXTRA = {"fedprox": {"prox": 0.2}, "fedprox-bc": {"prox": 0.1}, "fedmax-k": {"k": 2},
          "fedbetter-k": {"k": 2}, "beta": {"beta": 0.5}, "fedau": {"K": 3},
          "hybrid": {"rules": ("fedsoftbetter", "fedavg"), "switch_round": 4},
-         "fedsoftmax": {"loss_offset": "running_min", "score_point": "local_end"}}
+         "fedsoftmax": {"loss_offset": "running_min", "score_point": "local_end"},
+         "poc": {"k": 2, "candidates": 3}, "fednova": {"min_steps": 1, "straggler_prob": 0.5},
+         "scaffold": {"straggler_prob": 0.5}, "fedavg-hetero": {"min_steps": 1}}
 
 
 def _same(a, b):

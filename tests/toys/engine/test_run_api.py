@@ -118,7 +118,10 @@ def test_unknown_algorithm_lists_valid_names(quad):
 def test_algorithm_table_is_complete():
     expected = {"fedavg", "fedprox", "fedmax", "fedmax-k", "fedsoftmax", "fedbetter",
                 "fedbetter-k", "fedsoftbetter", "hybrid", "anneal", "fedau", "fedau-known",
-                "average-participating", "average-all", "fedvarp", "mifa", "beta", "fedprox-bc"}
+                "average-participating", "average-all", "fedvarp", "mifa", "beta", "fedprox-bc",
+                # the comparison algorithms (issue 23; tests in tests/toys/algorithms)
+                "poc", "fedavg-hetero", "scaffold", "fednova", "fedadagrad", "fedadam",
+                "fedyogi"}
     assert set(toys.ALGORITHMS) == expected
     assert all(isinstance(v, str) and v for v in toys.ALGORITHMS.values())
 

@@ -14,7 +14,9 @@ AGREE = 1e-10
 EXTRA = {"fedprox": {"prox": 0.2}, "fedprox-bc": {"prox": 0.2}, "fedmax-k": {"k": 2},
          "fedbetter-k": {"k": 2}, "beta": {"beta": 0.4}, "fedau": {"K": 4},
          "hybrid": {"switch_round": 2}, "anneal": {"schedule": "mix", "rule": "fedmax-k",
-                                                   "k": 2, "mix_rounds": 3}}
+                                                   "k": 2, "mix_rounds": 3},
+         "poc": {"k": 2, "candidates": 3}, "fednova": {"min_steps": 1, "straggler_prob": 0.5},
+         "scaffold": {"straggler_prob": 0.5}, "fedavg-hetero": {"min_steps": 1}}
 
 
 def _problems():
