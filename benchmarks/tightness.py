@@ -1,7 +1,8 @@
 """Benchmark: PEP solve times, chained rounds, floors, and the tightness brackets (issue 5).
 
 Targets: one-round 2-client FedAvg PEP with tau <= 10 under 1 s; 50 chained rounds under
-30 s. Then the brackets ``[B/UB, B/LB]`` of the catalogue bounds at representative points,
+30 s. Then the brackets ``[LB/B, UB/B]`` (the worst case relative to the bound, measured / bound
+as every ratio of ``verify.schema``: <= 1 holds) of the catalogue bounds at representative points,
 and their plots over one parameter.
 
 Run: ``python -m benchmarks tightness [--quick | --full] [--out DIR] [--no-plots] [--cache DIR]``
@@ -86,7 +87,7 @@ def brackets(quick: bool, full: bool) -> None:
     from verify.tightness import bracket
 
     print("\n== brackets (B = the bound; UB/LB = PEP dual/primal; exact = no relaxed assumption)")
-    print(_row("bound @ point", "B", "UB", "LB", "B/UB", "B/LB", "exact", "seconds",
+    print(_row("bound @ point", "B", "UB", "LB", "LB/B", "UB/B", "exact", "seconds",
                widths=(44, 10, 11, 11, 9, 9, 6, 8)))
     for bid, params, kw in _cases(quick, full):
         r = bracket(bid, params, **kw)
@@ -97,8 +98,9 @@ def brackets(quick: bool, full: bool) -> None:
             where += f" etaL={params['eta'] * params['L']:g} zeta@{kw.get('zeta_at', 'visited')}"
         if bid == "drift.fedavg_convex":
             where += f" tau={params['tau']}"
-        print(_row(where, _g(r["bound"]), _g(r["worst_case_upper"]), _g(r["worst_case_lower"]),
-                   _g(r["ratio_low"]), _g(r["ratio_high"]), str(r["exact"])[0],
+        print(_row(where, _g(r["bound_value"]), _g(r["worst_case_upper"]),
+                   _g(r["worst_case_lower"]), _g(r["ratio_lo"]), _g(r["ratio_hi"]),
+                   str(r["exact"])[0],
                    f"{r['seconds']:.1f}", widths=(44, 10, 11, 11, 9, 9, 6, 8)))
         if not r["ordering"]["holds"]:
             print(f"   !! {r['verdict']}")

@@ -56,16 +56,16 @@ def _tight(r) -> str:
     t = r.tightness or {}
     if not t:
         return "—"
-    if "ratio_low" in t:  # the record holds B/UB, B/LB: shown as [LB/B, UB/B]
+    if "ratio_hi" in t:  # the record holds LB/B, UB/B (verify.schema's orientation)
         flag = "inaccurate " if t.get("bracket") == "inaccurate" else ""
-        return f"{flag}[{_fmt(_inv(t.get('ratio_high')))}, {_fmt(_inv(t.get('ratio_low')))}]"
+        return f"{flag}[{_fmt(_num(t.get('ratio_lo')))}, {_fmt(_num(t.get('ratio_hi')))}]"
     return str(t.get("status", "—"))
 
 
-def _inv(x):
-    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+def _num(x):
+    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
         return float("nan")
-    return 1.0 / x
+    return float(x)
 
 
 def informativeness(results) -> list[dict]:
@@ -92,7 +92,7 @@ def informativeness(results) -> list[dict]:
         t = r.tightness or {}
         if t.get("bracket") == "inaccurate":
             continue
-        lo, hi = _inv(t.get("ratio_high")), _inv(t.get("ratio_low"))
+        lo, hi = _num(t.get("ratio_lo")), _num(t.get("ratio_hi"))
         if math.isfinite(hi) and not (hi <= d["pep_hi"]):
             d["pep_lo"], d["pep_hi"] = lo, hi
     return [d for d in rows.values() if d["worst_verdict"] or math.isfinite(d["fixed"])]
@@ -160,7 +160,7 @@ def _cut(text, n: int) -> str:
 def _short_tight(r) -> str:
     """The PEP column on the terminal: the bracket, or a word (the command is in the report)."""
     t = r.tightness or {}
-    if not t or "ratio_low" in t:
+    if not t or "ratio_hi" in t:
         return _tight(r)
     status = str(t.get("status", "—"))
     return "not cached" if status.startswith("not cached") else _cut(status.split(":")[0], 12)

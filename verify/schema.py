@@ -32,6 +32,20 @@ column              meaning
 ``param_<name>``    each parameter of the bound (and of its preconditions) the row used
 ==================  ===========================================================================
 
+A PEP tightness bracket (:func:`verify.tightness.bracket`, ``boundlab tightness --json``, and a
+report row's ``tightness`` record) names its columns alike (:data:`BRACKET`), with these:
+
+====================  =========================================================================
+column                meaning
+====================  =========================================================================
+``worst_case_lower``  LB: the PEP's primal value, a concrete instance of the PEP's class
+``worst_case_upper``  UB: the PEP's dual value, at least the worst case over the PEP's class
+``ratio_lo``          **LB / bound_value**, the bracket in the ratio's orientation: > 1 with
+                      nothing relaxed shows the bound false
+``ratio_hi``          **UB / bound_value**: <= 1 certifies that the bound holds on the PEP's
+                      class, and is loose there by at least 1 / ratio_hi
+====================  =========================================================================
+
 The ratio is always measured / bound (the orientation of :attr:`Falsification.worst_ratio`);
 a bound that is vacuous by more than 1e3 has a ratio below 1e-3. Every row is complete: a
 column that is defined for a row is filled on it (a sweep fills ``bound_id``, ``term_*`` and
@@ -46,6 +60,10 @@ The frames of :func:`verify.check`, :func:`verify.check_log` and :func:`verify.s
 ``results.csv`` was bound / measured; ``results.csv`` called the bound's value ``bound``.
 :func:`read_results` reads a ``results.csv`` back as a :class:`ResultFrame` that maps
 ``bound`` to ``bound_value`` with the same warning, and reads an older file in the schema.
+A tightness bracket used to be bound / worst case (``ratio_low`` = B/UB, ``ratio_high`` =
+B/LB, ``id``, ``bound``): it is a :class:`ResultDict`, whose old keys
+(:data:`BRACKET_RENAMED`) still read, in their old orientation, with a DeprecationWarning;
+``boundlab tightness --json`` still carries them, listed under ``deprecated``.
 
 >>> import warnings, pandas as pd
 >>> df = ResultFrame({"bound_id": ["a.b"], "param_eta": [0.1]}, aliases={"bound": "bound_id"})
@@ -57,14 +75,16 @@ The frames of :func:`verify.check`, :func:`verify.check_log` and :func:`verify.s
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CORE", "RATIO", "columns", "param_names", "complete", "ResultFrame",
-           "read_results", "ratio", "VERDICT_MEANINGS", "complete_result"]
+from ._result_keys import BRACKET_RENAMED, ResultDict, ratio
+
+__all__ = ["CORE", "RATIO", "BRACKET", "BRACKET_RENAMED", "columns", "param_names", "complete",
+           "ResultFrame", "ResultDict", "read_results", "ratio", "VERDICT_MEANINGS",
+           "complete_result"]
 
 #: one line per verdict (bound checks) and outcome (claims): the README's list
 VERDICT_MEANINGS = {
@@ -88,22 +108,11 @@ CORE = ("bound_id", "lhs", "check", "case", "problem", "algorithm", "seed", "rou
         "measured", "measured_mean", "measured_lo", "measured_hi", "bound_value", "ratio",
         "worst_ratio", "verdict", "reason", "n_seeds", "effective_samples")
 
-
-def ratio(measured, bound_value) -> float:
-    """measured / bound_value (nan when either is not a number; +-inf over a zero bound).
-
-    >>> ratio(1.0, 4.0), ratio(0.0, 2.0), ratio(1.0, 0.0)
-    (0.25, 0.0, inf)
-    """
-    try:
-        m, b = float(measured), float(bound_value)
-    except (TypeError, ValueError):
-        return float("nan")
-    if math.isnan(m) or math.isnan(b):
-        return float("nan")
-    if b == 0:
-        return float("nan") if m == 0 else math.copysign(math.inf, m)
-    return m / b
+#: the columns of a PEP tightness bracket (:func:`verify.tightness.bracket`, ``boundlab
+#: tightness --json``) that the schema names; a report row's ``tightness`` record holds
+#: ``worst_case_lower`` .. ``ratio_hi``
+BRACKET = ("bound_id", "bound_value", "worst_case_lower", "worst_case_upper", "ratio_lo",
+           "ratio_hi")
 
 
 def param_names(bound) -> list[str]:

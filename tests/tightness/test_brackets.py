@@ -4,14 +4,16 @@ A failure of ``UB <= B`` here would be a finding (a bound below the worst case o
 that its proof covers), to be reported, not tuned away.
 """
 
+import warnings
+
 import pytest
 
 from boundlab.errors import DomainError, UnknownNameError
 from verify.tightness import bracket, plot_brackets
 from verify.tightness.plots import bracket_grid
 
-KEYS = {"id", "bound", "worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high",
-        "exact", "relaxed", "solver", "gap", "seconds"}
+KEYS = {"bound_id", "bound_value", "worst_case_upper", "worst_case_lower", "ratio_lo",
+        "ratio_hi", "exact", "relaxed", "solver", "gap", "seconds"}
 
 CASES = [
     ("drift.plateau", {"eta": 0.1, "tau": 2, "L": 1.0, "zeta": 1.0}, {}),
@@ -36,12 +38,33 @@ def test_bracket_ordering(bound_id, params, kw):
     r = bracket(bound_id, params, **kw)
     assert KEYS <= set(r)
     assert r["ok"], r["status"]
-    lb, ub, b = r["worst_case_lower"], r["worst_case_upper"], r["bound"]
+    lb, ub, b = r["worst_case_lower"], r["worst_case_upper"], r["bound_value"]
     assert r["ordering"]["lb_le_ub"] and lb <= ub * (1 + 1e-3) + 1e-9
     assert r["ordering"]["ub_le_b"], f"FINDING: {bound_id} below its worst case: {r['verdict']}"
     assert ub <= b
-    assert 1.0 <= r["ratio_low"] <= r["ratio_high"] * (1 + 1e-3)
+    # the bracket relative to the bound (measured / bound, as every ratio): LB/B <= UB/B <= 1
+    assert r["ratio_lo"] == pytest.approx(lb / b) and r["ratio_hi"] == pytest.approx(ub / b)
+    assert r["ratio_lo"] <= r["ratio_hi"] * (1 + 1e-3) + 1e-9 and r["ratio_hi"] <= 1.0
     assert r["exact"] == (not r["relaxed"])
+
+
+def test_old_keys_read_in_their_old_orientation_with_a_deprecation_warning():
+    r = bracket("drift.plateau", {"eta": 0.1, "tau": 2, "L": 1.0, "zeta": 1.0})
+    b, ub, lb = r["bound_value"], r["worst_case_upper"], r["worst_case_lower"]
+    assert not {"id", "bound", "ratio_low", "ratio_high"} & set(r)  # only the new are stored
+    with pytest.warns(DeprecationWarning, match="'ratio_low'.*'ratio_hi'"):
+        assert r["ratio_low"] == pytest.approx(b / ub)  # the old B/UB
+    with pytest.warns(DeprecationWarning, match="'ratio_high'"):
+        assert r.get("ratio_high") == pytest.approx(b / lb)  # the old B/LB
+    with pytest.warns(DeprecationWarning, match="'bound_value'"):
+        assert r["bound"] == b
+    with pytest.warns(DeprecationWarning, match="'bound_id'"):
+        assert r["id"] == "drift.plateau"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert r.get("nope", 7) == 7 and r["ratio_hi"] == pytest.approx(ub / b)
+    with pytest.raises(KeyError):
+        r["nope"]
 
 
 def test_dkr_relaxation_is_labelled():
@@ -62,7 +85,7 @@ def test_rounds_override_and_chained_lower_bound():
             "Gamma": 0.1, "E": 2, "G": 1.0}
     r = bracket("contraction.fedprox_sc", base, rounds=8)
     assert r["params"]["t"] == 8 and r["pep"]["status"].startswith("chained")
-    assert r["worst_case_lower"] <= r["worst_case_upper"] <= r["bound"]
+    assert r["worst_case_lower"] <= r["worst_case_upper"] <= r["bound_value"]
     with pytest.raises(DomainError):
         bracket("drift.plateau", {"eta": 0.1, "tau": 2, "L": 1.0, "zeta": 1.0}, rounds=3)
 
@@ -102,4 +125,5 @@ def test_plot_is_written_atomically(tmp_path):
     assert rows[0]["worst_case_upper"] < 1e-6  # tau = 1 is GD on F: no plateau
     out = plot_brackets(rows, "tau", tmp_path / "sub" / "plateau.png")
     assert out.exists() and out.stat().st_size > 1000
-    assert [p.name for p in out.parent.iterdir()] == ["plateau.png"]
+    # 300 dpi PNG + SVG, each written atomically (no temporary file left)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["plateau.png", "plateau.svg"]

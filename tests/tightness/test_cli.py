@@ -1,4 +1,5 @@
-"""``boundlab tightness``: JSON keys, exit statuses."""
+"""``boundlab tightness``: JSON keys (the schema's names and orientation, the old keys for one
+release), exit statuses."""
 
 import json
 
@@ -6,17 +7,27 @@ import pytest
 
 from verify.cli import main
 
-KEYS = {"id", "bound", "worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high",
-        "exact", "relaxed", "solver", "gap", "seconds"}
+KEYS = {"bound_id", "bound_value", "worst_case_upper", "worst_case_lower", "ratio_lo",
+        "ratio_hi", "exact", "relaxed", "solver", "gap", "seconds"}
+OLD = {"id", "bound", "ratio_low", "ratio_high"}
 PLATEAU = ["tightness", "drift.plateau", "eta=0.1", "tau=2", "L=1", "zeta=1"]
 
 
 def test_json_output(capsys):
     assert main(PLATEAU + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert KEYS <= set(out) and out["id"] == "drift.plateau"
+    assert KEYS <= set(out) and out["bound_id"] == "drift.plateau"
     assert out["exact"] is False and out["relaxed"]
     assert out["worst_case_lower"] <= out["worst_case_upper"] * (1 + 1e-3)
+    # measured / bound, as every ratio: the bracket relative to the bound, <= 1 holds
+    b, ub, lb = out["bound_value"], out["worst_case_upper"], out["worst_case_lower"]
+    assert b == pytest.approx(18 * 2**2 * 0.1**2 * 1 * 1**2)  # 18 tau^2 eta^2 L zeta^2
+    assert out["ratio_hi"] == pytest.approx(ub / b) and out["ratio_lo"] == pytest.approx(lb / b)
+    assert out["ratio_hi"] <= 1
+    # the old keys, in their old orientation (bound / worst case), until the next release
+    assert set(out["deprecated"]) == OLD
+    assert out["id"] == out["bound_id"] and out["bound"] == b
+    assert out["ratio_low"] == pytest.approx(b / ub) and out["ratio_high"] == pytest.approx(b / lb)
 
 
 def test_rounds_option(capsys):
@@ -28,7 +39,8 @@ def test_rounds_option(capsys):
 
 def test_table_output(capsys):
     assert main(PLATEAU) == 0
-    assert "B/UB" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "UB/B" in out and "LB/B" in out and "B/UB" not in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -66,3 +78,4 @@ def test_vary_and_plot(tmp_path, capsys):
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["params"]["tau"] for r in rows] == [1, 2] and png.exists()
+    assert png.with_suffix(".svg").exists()  # 300 dpi PNG + SVG, as every figure

@@ -281,7 +281,7 @@ def _many_results(n_per_family=15):
                                 problem=("quadratic (N=5)", "logistic-synthetic")[i % 2]))
         rs.append(_bound_result("weight_error.average", "holds", 1.5, f"K={i}"))
         rs.append(_bound_result("contraction.beta_sc", "holds", 100.0, "beta_0.5",
-                                tightness={"ratio_low": 20.0, "ratio_high": 40.0}))
+                                tightness={"ratio_lo": 1 / 40, "ratio_hi": 1 / 20}))
     return rs
 
 
@@ -335,15 +335,20 @@ def test_report_lists_each_figure_with_its_caption_and_svg(tmp_path):
 def test_bracket_plot_in_words_at_a4_width(tmp_path, monkeypatch):
     drawn = []
     monkeypatch.setattr(plt, "close", drawn.append)
-    rows = [{"id": "drift.plateau", "params": {"eta": 0.1, "L": 1.0, "zeta": 1.0, "tau": tau},
-             "bound": 0.2 * tau, "worst_case_upper": 0.01 * tau, "worst_case_lower": 0.009 * tau,
-             "ratio_low": 20.0, "ratio_high": 22.0, "exact": True, "relaxed": [], "scope": [],
+    rows = [{"bound_id": "drift.plateau",
+             "params": {"eta": 0.1, "L": 1.0, "zeta": 1.0, "tau": tau},
+             "bound_value": 0.2 * tau, "worst_case_upper": 0.01 * tau,
+             "worst_case_lower": 0.009 * tau, "ratio_lo": 0.045, "ratio_hi": 0.05,
+             "exact": True, "relaxed": [], "scope": [],
              "ordering": {"holds": True}} for tau in (1, 2, 3)]
     path = plot_brackets(rows, "tau", tmp_path / "b.png")
     with Image.open(path) as im:
         assert im.size[0] <= (A4_WIDTH + 0.1) * 300
         assert im.info["dpi"][0] == pytest.approx(300, abs=1)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.png"]
+    # like every figure: 300 dpi PNG + SVG through verify.figures.save
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.png", "b.svg"]
+    assert (tmp_path / "b.svg").read_text().lstrip().startswith("<?xml")
+    assert drawn[0].axes[1].get_ylabel() == "worst case / bound B"  # measured / bound
     fig = drawn[0]
     _assert_titles_in_words(fig)
     _assert_legends_outside(fig)

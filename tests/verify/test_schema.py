@@ -135,3 +135,28 @@ def test_the_readme_lists_every_verdict_and_schema_column():
         assert f"| `{v}` |" in text, v
     for c in schema.CORE:
         assert f"`{c}`" in text, c
+
+
+def test_the_readme_and_the_schema_document_the_tightness_bracket():
+    import pathlib
+
+    text = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    for c in (*schema.BRACKET, *schema.BRACKET_RENAMED):
+        assert f"`{c}`" in text, c
+    for c in schema.BRACKET:
+        assert f"``{c}``" in schema.__doc__, c
+
+
+def test_a_tightness_record_reads_its_old_keys_in_the_old_orientation():
+    """LB/B = 0.02, UB/B = 0.025 were B/LB = 50 and B/UB = 40 (hand-derived)."""
+    r = schema.ResultDict({"bound_id": "drift.plateau", "bound_value": 2.0, "ratio_lo": 0.02,
+                           "ratio_hi": 0.025, "worst_case_upper": 0.05})
+    with pytest.warns(DeprecationWarning, match="'ratio_low'"):
+        assert r["ratio_low"] == pytest.approx(40.0)
+    with pytest.warns(DeprecationWarning, match="'ratio_high'"):
+        assert r.get("ratio_high") == pytest.approx(50.0)
+    assert "ratio_low" not in r and set(r) == {"bound_id", "bound_value", "ratio_lo",
+                                                 "ratio_hi", "worst_case_upper"}
+    zero = schema.ResultDict({"ratio_hi": float("inf"), "ratio_lo": 0.0})  # B = 0; LB = 0
+    with pytest.warns(DeprecationWarning):
+        assert zero["ratio_low"] == 0.0 and zero["ratio_high"] is None  # B/UB = 0; B/0: none

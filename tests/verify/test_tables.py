@@ -20,7 +20,7 @@ OK = dict(eta=0.2, tau=10, L=0.2, zeta=0.43)
 def _results():
     b = compare(boundlab.get("drift.plateau"), [0.01], params=OK, check="drift_plateau",
                 case="tau=10", deterministic=True)
-    b.tightness = {"ratio_low": 400.0, "ratio_high": 450.0}
+    b.tightness = {"ratio_lo": 1 / 450, "ratio_hi": 1 / 400}  # LB/B, UB/B
     na = compare(boundlab.get("drift.plateau"), [0.01], params={**OK, "eta": 2.0},
                  check="drift_plateau", case="eta too large")
     c = claim("drift_plateau", "seed 004, Sec. 3", "toy", case="grows with tau",

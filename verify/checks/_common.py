@@ -174,6 +174,7 @@ def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> Non
     if not getattr(ctx, "tightness", True):
         return
     try:
+        from .._result_keys import ResultDict
         from ..tightness import SUPPORTED, bracket
     except ImportError as exc:  # pragma: no cover - PEPit missing from a broken install
         result.tightness = {"status": f"unavailable: {exc}"}
@@ -199,9 +200,11 @@ def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> Non
             f"{k}={v:g}" for k, v in pep_params.items()) + " --zeta-at x*"
         result.tightness = {"status": f"not cached ({why}); solve with: {cmd}"}
         return
-    keep = ("worst_case_upper", "worst_case_lower", "ratio_low", "ratio_high", "exact",
+    keep = ("worst_case_upper", "worst_case_lower", "ratio_lo", "ratio_hi", "exact",
             "relaxed", "solver", "gap", "seconds", "verdict", "bracket", "inaccuracy")
-    result.tightness = {k: rec[k] for k in keep if k in rec}
+    # the bracket relative to the bound (LB/B, UB/B: verify.schema's orientation); the old
+    # keys ratio_low / ratio_high (B/UB, B/LB) still read, with a DeprecationWarning
+    result.tightness = ResultDict({k: rec[k] for k in keep if k in rec})
     order = rec.get("ordering") or {}
     if "holds" in order:
         result.tightness["ordering_ok"] = bool(order["holds"])

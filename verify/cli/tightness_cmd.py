@@ -7,6 +7,13 @@ Usage::
                           [--vary name=v1,v2,... --plot PATH]
     boundlab tightness list
 
+The bracket is given relative to the bound, in the orientation of every ratio of
+:mod:`verify.schema` (measured / bound): ``ratio_lo`` = LB/B and ``ratio_hi`` = UB/B, with
+UB/B <= 1 when the bound holds on the PEP's class. ``--json`` names the keys as the schema
+(``bound_id``, ``bound_value``, ``worst_case_lower``, ``worst_case_upper``, ``ratio_lo``,
+``ratio_hi``); until the next release it also carries the old keys (``id``, ``bound``,
+``ratio_low`` = B/UB, ``ratio_high`` = B/LB), listed under ``deprecated``.
+
 Exit status: 0 bracket computed; 1 the bound is VIOLATED by a worst-case instance, or the
 solver failed / the bracket is inaccurate (LB > UB even after a retry with tighter solver
 settings); 2 bad input (unknown id or name, value outside its domain).
@@ -16,7 +23,7 @@ Example
 >>> from verify.cli import main
 >>> main(["tightness", "drift.plateau", "eta=0.1", "tau=1", "L=1", "zeta=1", "--json",
 ...       "--no-cache"])  # doctest: +ELLIPSIS
-{"id": "drift.plateau", ...}
+{"bound_id": "drift.plateau", ...}
 0
 """
 
@@ -33,7 +40,7 @@ __all__ = ["register"]
 def register(sub) -> None:
     """Add the ``tightness`` command to the CLI's subparsers."""
     p = sub.add_parser(
-        "tightness", help="bound vs exact worst case (PEP): the bracket [B/UB, B/LB]",
+        "tightness", help="bound vs exact worst case (PEP): the bracket [LB/B, UB/B]",
         description="Compare a catalogue upper bound B with the worst case of the method over "
                     "the bound's function class, computed by performance estimation (PEPit). "
                     "'boundlab tightness list' lists the bounds with a PEP model.")
@@ -54,7 +61,8 @@ def register(sub) -> None:
     p.add_argument("--vary", default=None, metavar="name=v1,v2,...",
                    help="compute the bracket over these values of one parameter")
     p.add_argument("--plot", default=None, metavar="PATH",
-                   help="with --vary: write the bracket plot here (.png or .svg)")
+                   help="with --vary: write the bracket plot here, as 300 dpi PNG and SVG "
+                        "(x.png or x.svg writes both)")
     p.set_defaults(func=_run)
 
 
@@ -85,7 +93,7 @@ def _run(args) -> int:
 
             plot_brackets(rows, name, args.plot)
         if args.json:
-            print(json.dumps([_clean(r) for r in rows]))
+            print(json.dumps([_json(r) for r in rows]))
         else:
             for r in rows:
                 _print(r)
@@ -98,7 +106,7 @@ def _run(args) -> int:
                                     {n: b.params[n].domain.describe() for n in missing})
     r = bracket(args.id, params, **kw)
     if args.json:
-        print(json.dumps(_clean(r)))
+        print(json.dumps(_json(r)))
     else:
         _print(r)
     return _status(r)
@@ -141,6 +149,13 @@ def _status(r) -> int:
     return 0 if r["worst_case_upper"] is not None or r["ok"] else 1
 
 
+def _json(r):
+    """A bracket for ``--json``: JSON-safe, with the old keys until the next release."""
+    from verify._result_keys import with_old_keys
+
+    return None if r is None else _clean(with_old_keys(r))
+
+
 def _clean(obj):
     """JSON-safe: non-finite floats become null."""
     if isinstance(obj, float):
@@ -164,12 +179,14 @@ def _print(r) -> None:
     if r is None:
         console.print("not in the cache (--cache-only)")
         return
-    t = Table(title=f"{r['id']}  " + " ".join(f"{k}={v:g}" for k, v in r["params"].items()))
+    t = Table(title=f"{r['bound_id']}  " + " ".join(f"{k}={v:g}"
+                                                    for k, v in r["params"].items()))
     t.add_column("quantity")
     t.add_column("value", justify="right")
-    for label, key in (("bound B", "bound"), ("PEP upper UB", "worst_case_upper"),
-                       ("PEP lower LB", "worst_case_lower"), ("B/UB", "ratio_low"),
-                       ("B/LB", "ratio_high"), ("duality gap", "gap"), ("seconds", "seconds")):
+    for label, key in (("bound B", "bound_value"), ("PEP upper UB", "worst_case_upper"),
+                       ("PEP lower LB", "worst_case_lower"), ("LB/B (ratio_lo)", "ratio_lo"),
+                       ("UB/B (ratio_hi; <= 1 holds)", "ratio_hi"), ("duality gap", "gap"),
+                       ("seconds", "seconds")):
         t.add_row(label, _fmt(r[key]))
     console.print(t)
     console.print(f"verdict: {r['verdict']}")

@@ -25,7 +25,8 @@ from .style import VERDICT_WORDS, scrub, source_words, term_words
 
 __all__ = ["show", "interpret", "VACUOUS"]
 
-#: bound / measured above this: the bound says nothing useful (vacuous)
+#: a bound more than this many times the measured value (the ratio measured / bound of
+#: :mod:`verify.schema` below 1 / VACUOUS) says nothing useful: vacuous
 VACUOUS = 1e3
 _SYMBOLS = {"local_steps": "\u03c4", "tau": "\u03c4", "lr": "\u03b7", "eta": "\u03b7",
             "rounds": "T", "round": "T", "T": "T", "K": "K", "n_clients": "N"}
@@ -132,11 +133,12 @@ def _vacuous(rows, x) -> str:
 def interpret(frame, x: str | None = None, *, name: str | None = None,
               unit: str = "runs") -> str:
     """The finding of a results table in words, computed from it: whether the bound holds,
-    how loose it is (bound / measured), which term dominates (by name in words), and, with
-    ``x`` (a column of the grid, e.g. ``"local_steps"``), from which value on the bound is
-    vacuous (bound / measured above :data:`VACUOUS` from there on). ``name`` names the bound
-    (default: its paper and statement, from the table's bound id); ``unit`` what a row is
-    (``"runs"``, ``"rounds"``, ...).
+    how loose it is (in words, "the bound is N times the measured value": N = 1 / ratio, the
+    ratio measured / bound of :mod:`verify.schema`), which term dominates (by name in words),
+    and, with ``x`` (a column of the grid, e.g. ``"local_steps"``), from which value on the
+    bound is vacuous (more than :data:`VACUOUS` times the measured value from there on).
+    ``name`` names the bound (default: its paper and statement, from the table's bound id);
+    ``unit`` what a row is (``"runs"``, ``"rounds"``, ...).
 
     ``frame`` needs ``measured``, ``bound_value`` and ``verdict`` columns (a
     :func:`verify.check` / :func:`verify.sweep` table); rows without a judgement are skipped.

@@ -75,10 +75,17 @@ def bar_label(r) -> str:
 
     from .series import panel_label
 
-    thm = textwrap.shorten(theorem_short(r.paper, n=1), 28, placeholder="\u2026")
+    thm = _thm(r.paper)
     case = ", ".join(p for p in panel_label(r).split(", ") if p not in thm)
     return textwrap.shorten(" \u00b7 ".join(s for s in (thm, case) if s), _LABEL,
                             placeholder="\u2026")
+
+
+def _thm(paper) -> str:
+    """The statement in a few words (at most 28 characters: a printed formula is cut)."""
+    import textwrap
+
+    return textwrap.shorten(theorem_short(paper, n=1), 28, placeholder="\u2026")
 
 
 def _labels(groups) -> tuple[dict, dict]:
@@ -124,7 +131,7 @@ def ratio_figure(results):
     sizes = [len(g) for g in groups.values()]
     labels, keys = _labels(groups)
     for r, (n, _, _) in spans.items():
-        labels[r] = f"{theorem_short(_by_id(groups, r).paper, n=1)} \u00b7 tightest of {n}"
+        labels[r] = f"{_thm(_by_id(groups, r).paper)} \u00b7 tightest of {n}"
     height = min(_PAGE, max(2.6, _ROW * sum(sizes) + _HEAD * len(sizes) + _FOOT
                             + 0.12 * len(keys)))
     with style():
@@ -198,12 +205,12 @@ def _panel(ax, paper, rows, labels, spans) -> None:
 
 
 def _pep(r):
-    """The PEP bracket [LB/B, UB/B] of ``r`` (the tightness record holds B/UB and B/LB), or
-    (None, None)."""
-    lo, hi = (r.tightness or {}).get("ratio_low"), (r.tightness or {}).get("ratio_high")
+    """The PEP bracket [LB/B, UB/B] of ``r`` (the tightness record's ``ratio_lo``,
+    ``ratio_hi``), or (None, None)."""
+    lo, hi = (r.tightness or {}).get("ratio_lo"), (r.tightness or {}).get("ratio_hi")
     if lo is None or hi is None or not np.isfinite([lo, hi]).all() or min(lo, hi) <= 0:
         return None, None
-    return 1 / hi, 1 / lo
+    return lo, hi
 
 
 def _fit_legend(fig) -> None:
@@ -225,7 +232,7 @@ def _legend(fig, shown, left, keys, spans) -> None:
     if any(r.verdict == "VIOLATED" for r in shown):
         handles.append(Patch(color=VERDICT_COLORS["VIOLATED"], label=VERDICT_WORDS["VIOLATED"]))
     handles.append(Line2D([], [], color="k", lw=1, label="ratio 1: bound = measured"))
-    if any((r.tightness or {}).get("ratio_low") is not None for r in shown):
+    if any(_pep(r)[0] is not None for r in shown):
         handles.append(Line2D([], [], color="k", marker="|", lw=1.2,
                               label="PEP bracket [LB/B, UB/B]: worst case of the class / bound"))
     if spans:

@@ -111,7 +111,7 @@ def figure_list(results, out_dir) -> list[tuple[pathlib.Path, str]]:
     fig = ratio_figure(results)
     if fig is not None:
         items.append((save(fig, out / "tightness_ratios.png"),
-                      "Bound / measured of every judged bound check, one panel per paper; "
+                      "Measured / bound of every judged bound check, one panel per paper; "
                       "colour = verdict; checks without a ratio to judge are counted in the "
                       "legend."))
     return items

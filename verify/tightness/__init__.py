@@ -6,7 +6,7 @@ computes the exact worst case of a method over a function class as a small SDP; 
 (Goujaud et al.) builds it from code that reads like the algorithm. This package reports every
 catalogue upper bound it can match as a bracket
 
-    measured_toy  <=  LB  <=  W  <=  UB  <=  B        tightness in [B/UB, B/LB]
+    measured_toy  <=  LB  <=  W  <=  UB  <=  B        bracket [LB/B, UB/B] (<= 1: holds)
 
 with ``UB`` the PEP's dual value and ``LB`` its primal value (a worst-case instance). Related
 work: PESTO (Taylor, Hendrickx, Glineur, CDC 2017); Colla & Hendrickx, automatic PEP for

@@ -1,6 +1,6 @@
 """Tightness brackets: each published upper bound ``B`` against the exact worst case ``W``.
 
-    measured_toy  <=  LB  <=  W  <=  UB  <=  B        tightness in [B/UB, B/LB]
+    measured_toy  <=  LB  <=  W  <=  UB  <=  B        bracket [LB/B, UB/B] = [ratio_lo, ratio_hi]
 
 ``UB`` is the dual value of a PEP (an upper bound on the worst case over the PEP's function
 class), ``LB`` its primal value (a concrete instance of that class). How to read a bracket
@@ -8,12 +8,17 @@ depends on how the PEP's class relates to the bound's class:
 
 * **relaxed** assumptions (listed in ``relaxed``; ``exact`` is False) -- the PEP's class is a
   superset of the bound's, e.g. DKR's dissimilarity "for all x" imposed only at ``x*`` and at
-  the visited points. Then ``UB >= W``: ``UB <= B`` certifies the bound loose by at least
-  ``B/UB``; ``UB > B`` does NOT show the bound false, and ``LB`` may lie outside the bound's
-  class (``B/LB`` is the looseness on the relaxed class only).
+  the visited points. Then ``UB >= W``: ``UB <= B`` (``ratio_hi`` <= 1) certifies that the
+  bound holds there, loose by at least ``B/UB``; ``UB > B`` does NOT show the bound false, and
+  ``LB`` may lie outside the bound's class (``ratio_lo`` = LB/B is a fraction of the bound on
+  the relaxed class only).
 * **scope** restrictions (listed in ``scope``) -- the PEP covers a subclass of what the bound
   claims (2 clients, exact gradients ``sigma = 0``). ``LB`` is then a genuine instance: ``LB >
-  B`` (with nothing relaxed) shows the bound false; ``B/UB`` is the looseness on the subclass.
+  B`` (``ratio_lo`` > 1 with nothing relaxed) shows the bound false; ``ratio_hi`` = UB/B is
+  the fraction of the bound the subclass reaches at most.
+
+Both sides are given relative to the bound, in the orientation of every ratio of
+:mod:`verify.schema` (measured / bound: <= 1 holds), under the schema's names (:func:`bracket`).
 
 ``ordering`` records the checks ``LB <= UB`` (solver consistency, within the model's
 tolerance) and ``UB <= B``; ``verdict`` says in words what follows. Where a bound's step-size
@@ -23,17 +28,17 @@ Example
 -------
 >>> from verify.tightness import bracket
 >>> r = bracket("drift.plateau", {"eta": 0.1, "tau": 2, "L": 1.0, "zeta": 1.0}, cache=False)
->>> r["ratio_low"] > 100, r["ordering"]["ub_le_b"]
+>>> r["ratio_hi"] < 0.01, r["ordering"]["ub_le_b"]
 (True, True)
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from boundlab.errors import DomainError, UnknownNameError
 
+from .._result_keys import ResultDict, fraction
 from ._common import CACHE_ONLY, NotCached
 from ._solve import TIGHT
 
@@ -85,12 +90,14 @@ def bracket(bound_id, params, rounds=None, cache_only=False, *, zeta_at="visited
     zeta_at : {"visited", "x*"}
         Where DKR's dissimilarity is imposed (``visited`` is the tighter relaxation).
 
-    Returns a dict with ``id``, ``bound`` (B), ``worst_case_upper`` (UB), ``worst_case_lower``
-    (LB or None), ``ratio_low`` (B/UB), ``ratio_high`` (B/LB, None without a positive LB),
-    ``exact``, ``relaxed``, ``scope``, ``solver``, ``gap``, ``seconds``, ``cached``, ``ok``,
+    Returns a :class:`verify.schema.ResultDict` with ``bound_id``, ``bound_value`` (B),
+    ``worst_case_upper`` (UB), ``worst_case_lower`` (LB or None), ``ratio_lo`` (LB/B, None
+    without LB), ``ratio_hi`` (UB/B, None without UB; <= 1: the bound holds on the PEP's
+    class), ``exact``, ``relaxed``, ``scope``, ``solver``, ``gap``, ``seconds``, ``cached``, ``ok``,
     ``ordering``, ``verdict``, ``preconditions_violated``, ``params``, ``pep`` (the record),
     ``lower_in_bound_class`` (the value of an explicit instance satisfying the bound's own
-    assumptions exactly, where one is computed; else None).
+    assumptions exactly, where one is computed; else None). The old keys ``id``, ``bound``,
+    ``ratio_low`` (B/UB) and ``ratio_high`` (B/LB) still read, with a DeprecationWarning.
 
     >>> bracket("skew.recursion", {"Delta": 1.0, "eta": 0.1, "mu": 0.1, "L": 1.0, "E": 1,
     ...         "G": 1.0, "sigma": 0.0, "Gamma": 0.0, "rho_bar": 1.0, "rho_tilde": 1.0},
@@ -327,12 +334,6 @@ def _bound_value(b, params) -> float:
         raise
 
 
-def _ratio(b, w):
-    if w is None or not math.isfinite(w) or w <= 0:
-        return None
-    return b / w
-
-
 #: relative excess of LB over UB forgiven as float rounding
 INVERSION_RTOL = 1e-12
 
@@ -370,8 +371,8 @@ def _assemble(bound_id, B, params, rec, scope, notes, violated):
     elif inaccurate:
         verdict = f"inaccurate: {inaccurate}"
     elif ub_le_b:
-        verdict = f"bound holds on the PEP class; loose by at least B/UB = {B / ub:.4g}" \
-            if ub > 0 else "bound holds; worst case is 0"
+        verdict = (f"bound holds on the PEP class: UB/B = {ub / B:.4g}, loose by at least a "
+                   f"factor {B / ub:.4g}") if ub > 0 else "bound holds; worst case is 0"
     elif lb_le_b is False and exact:
         verdict = "VIOLATED: a worst-case instance (LB) exceeds B"
     elif lb_le_b is False:
@@ -381,9 +382,9 @@ def _assemble(bound_id, B, params, rec, scope, notes, violated):
         verdict = "inconclusive: UB > B (relaxed class or chained rounds)"
     if violated:
         verdict += f"; preconditions violated ({'; '.join(violated)}): B need not hold"
-    return {
-        "id": bound_id, "bound": B, "worst_case_upper": ub, "worst_case_lower": lb,
-        "ratio_low": _ratio(B, ub), "ratio_high": _ratio(B, lb), "exact": exact,
+    return ResultDict({
+        "bound_id": bound_id, "bound_value": B, "worst_case_upper": ub, "worst_case_lower": lb,
+        "ratio_lo": fraction(lb, B), "ratio_hi": fraction(ub, B), "exact": exact,
         "relaxed": list(rec.relaxed), "scope": list(scope), "notes": list(notes),
         "solver": rec.solver, "gap": rec.gap, "seconds": rec.seconds, "cached": rec.cached,
         "ok": bool(rec.ok and not inaccurate), "status": rec.status,
@@ -393,4 +394,4 @@ def _assemble(bound_id, B, params, rec, scope, notes, violated):
         "lower_in_bound_class": rec.detail.get("lower_quadratic"),
         "verdict": verdict, "preconditions_violated": list(violated), "params": dict(params),
         "pep": rec.to_dict(),
-    }
+    })

@@ -162,16 +162,29 @@ def test_a_reproduce_figure_is_linted_as_it_is_saved(tmp_path):
 
 
 def test_the_tightness_bracket_figure_passes_the_lint(tmp_path):
+    """plot_brackets saves through verify.figures.save like every figure: linted as saved, 300
+    dpi PNG + SVG (asked for as .svg too), A4 text width."""
+    from PIL import Image
+
     from verify.figures import plot_brackets
 
-    rows = [{"id": "drift.plateau", "params": {"eta": 0.1, "L": 1.0, "zeta": 1.0, "tau": tau},
-             "bound": 0.2 * tau, "worst_case_upper": 0.01 * tau,
-             "worst_case_lower": 0.009 * tau * (tau > 1), "ratio_low": 20.0,
-             "ratio_high": 22.0, "exact": True, "relaxed": [], "scope": [],
+    rows = [{"bound_id": "drift.plateau",
+             "params": {"eta": 0.1, "L": 1.0, "zeta": 1.0, "tau": tau},
+             "bound_value": 0.2 * tau, "worst_case_upper": 0.01 * tau,
+             "worst_case_lower": 0.009 * tau * (tau > 1), "ratio_lo": 0.045 * (tau > 1),
+             "ratio_hi": 0.05, "exact": True, "relaxed": [], "scope": [],
              "ordering": {"holds": True}} for tau in (1, 2, 4, 8)]
     with collecting() as found:
-        plot_brackets(rows, "tau", tmp_path / "b.png")
-    _assert_clean(found, 1)
+        png = plot_brackets(rows, "tau", tmp_path / "b.png")
+        svg = plot_brackets(rows, "tau", tmp_path / "c.svg")
+    assert [n for n, _ in found] == ["b", "c"]
+    _assert_clean(found, 2)
+    assert png == tmp_path / "b.png" and svg == tmp_path / "c.svg"
+    for stem in ("b", "c"):
+        with Image.open(tmp_path / f"{stem}.png") as im:
+            assert im.info["dpi"][0] == pytest.approx(300, abs=1)
+            assert im.size[0] <= 6.45 * 300
+        assert (tmp_path / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
 
 
 def test_theory_vs_measured_with_a_negative_term_passes_the_lint():

@@ -1,0 +1,97 @@
+"""What :func:`verify.check` can measure: the left-hand sides (``bound.lhs``) a per-round log
+gives (:data:`LHS`), those it cannot and why (:data:`NOT_MEASURABLE`), and the lookup.
+
+Private to :mod:`verify.check` (which documents every quantity and re-exports both tables);
+split out so that each module stays one subject.
+
+>>> LHS["final_gap"].doc, LHS["gap_t"].per_round
+('gap_T = F(x_T) - F*', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import boundlab
+from boundlab.errors import UnknownNameError
+
+__all__ = ["Quantity", "LHS", "NOT_MEASURABLE"]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A left-hand side measured from a per-round log: its columns and how."""
+
+    doc: str
+    columns: tuple
+    per_round: bool
+    fn: object  # (log columns dict of arrays over rounds 0..R) -> array (per round) or float
+    measured: object = None  # per-round parameters, same signature -> {name: array}
+
+
+def _last(a):
+    return a[:-1]  # round events: rows r = 0..R-1 (the last row is the final state only)
+
+
+LHS = {
+    "avg_shadow_gap": Quantity("(1/T) sum_{r<T} shadow_gap_r", ("shadow_gap",), False,
+                               lambda c: float(np.mean(_last(c["shadow_gap"])))),
+    "final_gap": Quantity("gap_T = F(x_T) - F*", ("gap",), False, lambda c: float(c["gap"][-1])),
+    "max_client_drift": Quantity("max_r drift_max_r", ("drift_max",), False,
+                                 lambda c: float(np.max(_last(c["drift_max"])))),
+    "avg_grad_norm2": Quantity("(1/T) sum_{t<T} ||grad F(x_t)||^2", ("grad_norm2",), False,
+                               lambda c: float(np.mean(_last(c["grad_norm2"])))),
+    "Pi": Quantity("max_r kappa_max_r (alpha_i / p_i over participants)", ("kappa_max",), False,
+                   lambda c: float(np.max(_last(c["kappa_max"])))),
+    "gap_t": Quantity("gap_t, t = 0..T", ("gap",), True, lambda c: c["gap"],
+                      lambda c: {"t": c["round"]}),
+    "round_avg_gap": Quantity("shadow_gap_r, r < T", ("shadow_gap", "dist2", "drift_sum"), True,
+                              lambda c: _last(c["shadow_gap"]),
+                              lambda c: {"dist0": c["dist2"][:-1], "dist_tau": c["dist2"][1:],
+                                         "drift_sum": _last(c["drift_sum"])}),
+    "dist_next": Quantity("dist2_{r+1}, r < T", ("dist2",), True, lambda c: c["dist2"][1:],
+                          lambda c: {"dist_t": c["dist2"][:-1]}),
+    "grad_norm_sq": Quantity("grad_norm2_r, r = 0..T", ("grad_norm2", "loss", "gap"), True,
+                             lambda c: c["grad_norm2"],
+                             lambda c: {"f_w": c["loss"], "f_star": c["loss"] - c["gap"]}),
+    "client_discrepancy": Quantity("disc_max_r, r < T", ("disc_max",), True,
+                                   lambda c: _last(c["disc_max"])),
+}
+
+NOT_MEASURABLE = {
+    "plateau_gap": "a limit T -> inf; check drift.plateau_finite (avg_shadow_gap) instead",
+    "pairwise_drift": "pairwise client distances are not recorded",
+    "pairwise_drift_next": "pairwise client distances are not recorded",
+    "next_sq_dist": "a per-iteration quantity inside rounds (see the skew checks)",
+    "round_avg_grad_norm2": "gradients at the local iterates are not recorded",
+    "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded",
+    "local_deviation": "distances to the round's start model are not recorded",
+    "local_divergence": "local divergences are not recorded",
+    "neighbour_avg_deviation": "the beta algorithm's neighbour averages are not recorded",
+    "perturbed_divergence": "the beta algorithm's perturbed points are not recorded",
+    "local_drift": "FedAU's local drift is not recorded",
+    "one_round_descent": "an expected one-round descent (conditional expectation)",
+    "round_weight_error": "needs the clients' participation probabilities",
+    "avg_weight_error": "needs the clients' participation probabilities",
+    "contraction_factor": "a factor of the bound, not a measured quantity",
+    "rounds_to_eps": "an iteration complexity, not a quantity of one run",
+    "rho": "the skew at every iterate is recorded only with record='step'",
+}
+for _name in ("speed_constant", "error_constant", "e_opt", "cutoff", "lemma_kappa",
+              "interval_mean", "interval_var", "interval_factorial_moment",
+              "interval_second_moment", "interval_bias_sq"):
+    NOT_MEASURABLE[_name] = "a constant or an exact identity of the theory, not a run quantity"
+
+
+def _bound(bound):
+    return boundlab.get(bound) if isinstance(bound, str) else bound
+
+
+def _quantity(bound) -> Quantity:
+    if bound.lhs in LHS:
+        return LHS[bound.lhs]
+    why = NOT_MEASURABLE.get(bound.lhs, "not a quantity this module knows")
+    raise UnknownNameError(f"measurable left-hand side ({bound.id}: {bound.lhs!r} is not: "
+                           f"{why})", bound.lhs, sorted(LHS))
