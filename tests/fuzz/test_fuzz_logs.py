@@ -78,7 +78,7 @@ def cases(tmp, marker):
         api("valid json", good_json, expect="ok", check=_holds_mean()),
         api("valid parquet", pq, expect="ok", check=_holds_mean()),
         api("valid, T from the log", good_csv, expect="ok", check=lambda df: None if
-            df["T"].iloc[0] == 3 else "T not 3", params={k: v for k, v in PRM.items()
+            df["param_T"].iloc[0] == 3 else "T not 3", params={k: v for k, v in PRM.items()
                                                           if k != "T"}),
         # truncated, empty, random
         api("truncated csv", file("tr.csv", _csv(ROWS)[:-6]), "tr.csv"),
