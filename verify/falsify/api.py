@@ -314,7 +314,8 @@ def _registered(plan, budget, seed, names, exact) -> Falsification:
     from .families import families_for
     from .search import search
 
-    fams = [f for f in families_for(plan.function_class) if names is None or f.name in names]
+    fams = [f for f in families_for(plan.function_class, tilt=plan.spec.zeta is not None)
+            if names is None or f.name in names]
     res = Falsification(plan.bound.id, "holds", notes=list(plan.notes))
     if not fams:
         return dataclasses.replace(res, verdict="not-applicable",

@@ -26,9 +26,12 @@ Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0
 (:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``f_w``, ``f_star``, ``dist0``,
 ``dist_tau``, ``drift_sum``). Any other parameter must be
 given in the setting, else the bound is not applicable. Heterogeneity constants
-(:data:`HETEROGENEITY`) are 0 for gradient descent (one client) and not applicable otherwise
-yet: the families do not hold them fixed, and a value measured at x* would judge a "for all
-x" bound on instances outside its class.
+(:data:`HETEROGENEITY`) are 0 for gradient descent (one client). For FedAvg, DKR's ``zeta``
+is held fixed by construction: the families that can (``tilt = True``) give every client one
+shared function plus a linear tilt, max norm zeta (``zeta=`` of the setting, default
+:data:`ZETA_DEFAULT` L D; :mod:`verify.falsify.families.tilt`). The others (Gamma, ...) are
+not applicable yet: no family holds them fixed, and a value measured at x* would judge a
+"for all x" bound on instances outside its class.
 
 >>> import boundlab
 >>> from boundlab import Bound, make_params, sym
@@ -51,7 +54,7 @@ from .families.registry import CLASSES, Spec
 
 __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
 
-T_GRID = (1, 2, 4, 8, 16)
+T_GRID = (1, 2, 4, 8, 16, 64)
 TAU_GRID = (1, 2, 5)
 ALGORITHMS = ("gd", "fedavg")
 STEP_NAMES = ("eta", "lr", "gamma")
@@ -65,12 +68,13 @@ SCALE_FACTORS = (1.0, 0.1, 10.0)
 
 
 def _scales(setting: dict, step_given: bool) -> tuple:
-    lf = (1.0,) if "L" in setting or step_given else SCALE_FACTORS
-    df = (1.0,) if {"D", "D0", "R"} & set(setting) else SCALE_FACTORS
+    lf = (1.0,) if {"L", "zeta"} & set(setting) or step_given else SCALE_FACTORS
+    df = (1.0,) if {"D", "D0", "R", "zeta"} & set(setting) else SCALE_FACTORS
     return tuple((a, b) for a in lf for b in df)
 
 
-#: heterogeneity constants: not held fixed by the families yet
+#: heterogeneity constants: zeta is held fixed by tilts (families.tilt), the others are not yet
+ZETA_DEFAULT = 0.5  # zeta = ZETA_DEFAULT * L * D when the setting gives none
 HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
 
 
@@ -104,7 +108,9 @@ class Plan:
         if (l_factor, d_factor) == (1.0, 1.0):
             return self
         s = self.spec
-        spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor)
+        zeta = None if s.zeta is None else s.zeta * l_factor * d_factor  # units of L D
+        spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor,
+                                   zeta=zeta)
         step = None if self.step_fixed is None else self.step_fixed / l_factor
         return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),))
 
@@ -121,6 +127,8 @@ class Plan:
         out = {"L": s.L, "mu": s.mu, "D": s.D, "D0": s.D, "R": s.D, "T": T, "M": s.n_clients,
                "N": s.n_clients, "sigma": 0.0, "S": 1.0 / s.n_clients, "p_min": 1 / s.n_clients}
         out.update({k: tau for k in LOCAL_NAMES})
+        if s.zeta is not None:
+            out["zeta"] = s.zeta
         out.update(self.fixed)
         return out
 
@@ -182,19 +190,37 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
             step_fixed = 1.0 / L
             notes.append(f"step size 1/L = {step_fixed:g} (the bound names none; pass eta=)")
     hetero = sorted(names & HETEROGENEITY)
-    if hetero and algo != "gd":
-        raise NotApplicable(f"heterogeneity constant(s) {', '.join(hetero)}: the families do "
-                            "not hold them fixed yet, so no instance is known to satisfy them")
+    spec, zeta_note = _hold_zeta(spec, hetero, algo, s)
+    notes += zeta_note
     fixed = {k: float(v) for k, v in s.items() if k in names}
     if algo == "gd":  # one client: no heterogeneity at all
         fixed.update({k: 0.0 for k in hetero})
-    missing = sorted(names - GIVEN - set(PER_ROUND.get(bound.lhs, ())) - set(fixed))
+    held = {"zeta"} if spec.zeta is not None else set()
+    missing = sorted(names - GIVEN - held - set(PER_ROUND.get(bound.lhs, ())) - set(fixed))
     if missing:
         raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
                             f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
                             "name=value")
     return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
                 fixed, tuple(notes), _scales(setting, bool(given)))
+
+
+def _hold_zeta(spec, hetero, algo, s):
+    """The spec with zeta held fixed (tilted families) when the bound names it: ``(spec,
+    notes)``; NotApplicable for the heterogeneity constants no family holds fixed."""
+    import dataclasses
+
+    if not hetero or algo == "gd":
+        return spec, []
+    if hetero != ["zeta"]:
+        others = ", ".join(h for h in hetero if h != "zeta")
+        raise NotApplicable(f"heterogeneity constant(s) {others}: no family holds them fixed "
+                            "yet (zeta is: tilted clients)")
+    given = "zeta" in s
+    zeta = float(s.pop("zeta")) if given else ZETA_DEFAULT * spec.L * spec.D
+    notes = [] if given else [f"zeta = {zeta:g} ({ZETA_DEFAULT:g} L D; pass zeta=): clients "
+                              "share one function plus tilts of norm zeta"]
+    return dataclasses.replace(spec, zeta=zeta), notes
 
 
 def batched_plan_applies(bound) -> bool:

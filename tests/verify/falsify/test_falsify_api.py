@@ -127,7 +127,7 @@ def test_gd_bound_runs_gd_not_fedavg_e2(register):
     ({"algorithm": "fedprox"}, "algorithm 'fedprox'"),
     ({"function_class": None}, "function_class"),
     ({"lhs": "next_sq_dist"}, "not measured by falsify"),
-    ({"algorithm": "fedavg", "params": ("L", "D", "T", "zeta")}, "heterogeneity"),
+    ({"algorithm": "fedavg", "params": ("L", "D", "T", "Gamma")}, "heterogeneity"),
     ({"params": ("L", "D", "T", "kappa")}, "kappa"),
 ])
 def test_unsupported_combinations_are_not_applicable(register, kw, reason):

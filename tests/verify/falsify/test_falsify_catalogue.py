@@ -2,16 +2,15 @@
 
 import boundlab
 import verify
-from verify.falsify.plan import NotApplicable, make_plan
+from verify.falsify.plan import make_plan
 
 
 def test_a_catalogue_bound_is_planned_from_its_metadata():
-    try:
-        make_plan(boundlab.get("drift.plateau_finite"), {})
-    except NotApplicable as exc:  # FedAvg, convex: refused for zeta, not for a missing algorithm
-        assert "zeta" in str(exc) and "algorithm" not in str(exc)
-    else:  # pragma: no cover - the families do not hold zeta fixed yet
-        raise AssertionError("expected NotApplicable (heterogeneity constant)")
+    # FedAvg, convex, from its metadata; zeta held fixed by tilted clients (0.5 L D default)
+    plan = make_plan(boundlab.get("drift.plateau_finite"), {})
+    assert (plan.algorithm, plan.function_class) == ("fedavg", "smooth-convex")
+    assert plan.spec.zeta == 0.5 and plan.scalars(2, 1)["zeta"] == 0.5
+    assert make_plan(boundlab.get("drift.plateau_finite"), {"zeta": 2.0}).spec.zeta == 2.0
 
 
 def test_a_search_that_cannot_evaluate_a_bound_says_why():

@@ -27,7 +27,7 @@ import numpy as np
 
 from toys.problems.base import FederatedProblem
 
-__all__ = ["RidgeSum", "StackedRidge", "ridge_arrays", "PROFILES"]
+__all__ = ["RidgeSum", "StackedRidge", "ridge_arrays", "PROFILES", "CLIENT_KEYS"]
 
 _LOG2 = math.log(2.0)
 
@@ -115,6 +115,8 @@ def n_vars(spec, m: int) -> int:
 
 
 _KEYS = ("a", "b", "w", "delta", "c")
+#: the per-client arrays (axis 1 of a population's arrays)
+CLIENT_KEYS = _KEYS
 
 
 def solve_optima(arr, p, W0):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _ridge
+from . import _ridge, tilt
 
 __all__ = ["RidgeFamily", "FAMILY"]
 
@@ -29,22 +29,38 @@ class RidgeFamily:
     profile: str = "huber"
     m: int = 2
     classes: tuple = ("smooth-convex", "smooth-strongly-convex", "smooth-nonconvex")
+    tilt: bool = True
 
     def n_vars(self, spec) -> int:
-        return _ridge.n_vars(spec, self.m)
+        extra = 0 if spec.zeta is None else tilt.extra_vars(spec.n_clients, spec.dim)
+        return _ridge.n_vars(spec, self.m) + extra
 
     def _arrays(self, Z, spec):
-        return _ridge.ridge_arrays(np.atleast_2d(Z), spec, self.profile, self.m)
+        Z = np.atleast_2d(Z)
+        arr = _ridge.ridge_arrays(Z[:, :_ridge.n_vars(spec, self.m)], spec, self.profile,
+                                  self.m)
+        if spec.zeta is not None:  # one shared client, replicated (the tilts come on top)
+            N = int(spec.n_clients)
+            arr.update({k: np.repeat(arr[k][:, :1], N, axis=1) for k in _ridge.CLIENT_KEYS})
+        return arr
+
+    def _tilts(self, Z, spec):
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        return tilt.tilts(Z[:, _ridge.n_vars(spec, self.m):], spec.n_clients, spec.dim,
+                          spec.zeta)
 
     def build(self, z, spec):
         arr = self._arrays(z, spec)
         one = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in arr.items()}
         prob = _ridge.RidgeSum(one, name=f"{self.name} ridge sum")
+        if spec.zeta is not None:
+            prob = tilt.TiltedProblem(prob, self._tilts(z, spec)[0])
         return prob, prob.x_star + spec.D * one["u"]
 
     def stack(self, Z, spec):
         N = int(spec.n_clients)
-        return _ridge.StackedRidge(self._arrays(Z, spec), np.full(N, 1.0 / N))
+        st = _ridge.StackedRidge(self._arrays(Z, spec), np.full(N, 1.0 / N))
+        return st if spec.zeta is None else tilt.TiltedStack(st, self._tilts(Z, spec))
 
 
 FAMILY = RidgeFamily()

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import tilt
+
 __all__ = ["QuadraticFamily", "FAMILY"]
 
 
@@ -31,12 +33,25 @@ class QuadraticFamily:
     name: str = "quadratic"
     floor: float = 1e-3
     classes: tuple = ("smooth-convex", "smooth-strongly-convex", "smooth-nonconvex")
+    tilt: bool = True
 
     def n_vars(self, spec) -> int:
         N, d = int(spec.n_clients), int(spec.dim)
-        return N * (d * d + d + d) + d
+        return N * (d * d + d + d) + d + (0 if spec.zeta is None else tilt.extra_vars(N, d))
 
     def _arrays(self, Z, spec):
+        N, d = int(spec.n_clients), int(spec.dim)
+        A, c, u = self._free_arrays(np.atleast_2d(Z)[:, :N * (d * d + 2 * d) + d], spec)
+        if spec.zeta is not None:  # one shared client, replicated (the tilts come on top)
+            A, c = np.repeat(A[:, :1], A.shape[1], axis=1), np.repeat(c[:, :1], c.shape[1], 1)
+        return A, c, u
+
+    def _tilts(self, Z, spec):
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        k = tilt.extra_vars(spec.n_clients, spec.dim)
+        return tilt.tilts(Z[:, Z.shape[1] - k:], spec.n_clients, spec.dim, spec.zeta)
+
+    def _free_arrays(self, Z, spec):
         Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=float)), -1.0, 1.0)
         P, N, d = Z.shape[0], int(spec.n_clients), int(spec.dim)
         lo = max(spec.mu, self.floor * spec.L)
@@ -57,11 +72,14 @@ class QuadraticFamily:
 
         A, c, u = self._arrays(z, spec)
         prob = toys.Quadratic(A[0], c[0], name="falsify quadratic")
+        if spec.zeta is not None:
+            prob = tilt.TiltedProblem(prob, self._tilts(z, spec)[0])
         return prob, prob.x_star + spec.D * u[0]
 
     def stack(self, Z, spec):
         A, c, u = self._arrays(Z, spec)
-        return StackedQuadratic(A, c, u, spec.D)
+        st = StackedQuadratic(A, c, u, spec.D)
+        return st if spec.zeta is None else tilt.TiltedStack(st, self._tilts(Z, spec))
 
 
 class StackedQuadratic:

@@ -12,6 +12,10 @@ family; the style of :mod:`toys.algorithms.server`)::
     build(z, spec) -> (problem, x0)              # a toys.FederatedProblem (toys.run runs it)
     stack(Z, spec) -> Stacked | None             # the population Z (P, n_vars) as one batch
 
+A family that can hold DKR's zeta fixed has ``tilt = True``: with ``Spec(zeta=z)`` its clients
+share one function and get linear tilts of norm z (:mod:`verify.falsify.families.tilt`; its
+``n_vars`` counts the tilt directions).
+
 ``stack`` may return None (no batched form): the search then runs ``toys.run`` once per
 instance. A :class:`Stacked` population has ``p`` (N,), ``x_star`` (P, d), ``F_star`` (P,),
 ``losses(W) -> (P, N)`` and ``grads(W) -> (P, N, d)`` for client points ``W`` (P, N, d), and
@@ -62,6 +66,7 @@ class Spec:
     D: float = 1.0
     n_clients: int = 1
     dim: int = 2
+    zeta: float | None = None  # held fixed: shared function + tilts (families.tilt)
 
     def __post_init__(self):
         if not (self.L > 0):
@@ -110,10 +115,12 @@ def family_names() -> list[str]:
     return list(_FAMILIES)
 
 
-def families_for(function_class: str) -> list:
-    """The families that belong to ``function_class`` (see the module docstring)."""
+def families_for(function_class: str, tilt: bool = False) -> list:
+    """The families that belong to ``function_class`` (see the module docstring); ``tilt``:
+    only those that can hold zeta fixed."""
     _load_builtin()
     if function_class not in CLASSES:
         raise UnknownNameError("function class", function_class, list(CLASSES))
     return [f for f in _FAMILIES.values()
-            if function_class != "smooth-strongly-convex" or function_class in f.classes]
+            if (function_class != "smooth-strongly-convex" or function_class in f.classes)
+            and (not tilt or getattr(f, "tilt", False))]
