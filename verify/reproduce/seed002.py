@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from .common import DIGITS, LastProcess, federate, pool, sweep_runs
+from .data import NotedCache
 from .registry import Claim, Result, order, register
 from .seed000 import _fig
 
@@ -44,7 +45,7 @@ PATTERNS = ("bernoulli", "markov", "cyclic")
 RESOLUTION = 0.005  # 0.5 pp: differences of the final accuracy below it are ties
 STAND_IN = (f"{DIGITS}; FedAU's Dirichlet(0.1) label split and p_n recipe; softmax regression "
             "instead of the CNN on SVHN / CIFAR-10 / CIFAR-100 / CINIC-10")
-_CACHE: dict = {}
+_CACHE = NotedCache()  # notes its data and model again on every read
 
 
 def setting(cfg, seed, p_min=0.02, alpha_p=0.1, mean=0.1):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..figures.reproduce import reference_line
 from .common import DIGITS, ci95, federate, pool, rounds_to, run_acc, torch_backend
+from .data import NotedCache, note
 from .registry import Claim, Result, order, register
 from .seed000 import _fig
 
@@ -24,13 +25,16 @@ ETA = 0.2
 SPEC_REF = {10: (-1.5380, 0.0235, 0.3387, 0.1999), 50: (-1.7254, 0.0442, 0.3597, 0.2689),
             300: (-2.2922, 0.1438, 0.4602, 0.3795), 1000: (-2.5190, 0.1981, 0.5148, 0.4040)}
 PAPER_PLATEAU = {10: 2.266, 50: 56.65, 300: 2039.0, 1000: 22661.0}
-_CACHE: dict = {}
+TOY_MODEL = ("DKR's perceptron z = w^T x + b with BCE-with-logits, the slope frozen, only the "
+             "bias b trained (d = 1)")
+_CACHE = NotedCache()  # notes its data and model again on every read
 
 
 def toy():
     import toys
 
     if "toy" not in _CACHE:
+        note(data=TOY, model=TOY_MODEL)
         _CACHE["toy"] = toys.seed004_toy(seed=0)
     return _CACHE["toy"]
 
@@ -39,6 +43,7 @@ def toy_iid():
     import toys
 
     if "iid" not in _CACHE:
+        note(data=f"{TOY}, pooled and re-split uniformly (the iid baseline)", model=TOY_MODEL)
         _CACHE["iid"] = toys.seed004_toy(seed=0, iid=True)
     return _CACHE["iid"]
 

@@ -12,7 +12,8 @@ import pytest
 
 from verify.cli import main
 from verify.reproduce import reproduce_all
-from verify.reproduce.registry import OUTCOMES, Config, experiments
+from verify.reproduce.data import item_config
+from verify.reproduce.registry import OUTCOMES, Config, experiments, get
 from verify.reproduce.store import read_item, slug
 
 TINY = Config.sized("tiny", backend="numpy")
@@ -29,7 +30,7 @@ def test_item_runs_end_to_end_at_tiny_size(out, item):
     (status,) = reproduce_all(item, out=out, config=TINY, force=True)
     assert status[1] in OUTCOMES, f"{item}: {status[1]}: " + \
         (out / slug(item) / "section.md").read_text()[:2000]
-    rec = read_item(out, item, TINY.key())
+    rec = read_item(out, item, item_config(get(item), TINY).key())  # MNIST-5k where installed
     assert rec.outcome == status[1] and rec.error is None
     d = out / slug(item)
     meta = json.loads((d / "done.json").read_text())
