@@ -43,9 +43,9 @@ def test_a_measurable_bound_is_judged_on_its_fixed_instance_and_searched():
 
 
 def test_an_unmeasurable_lhs_is_listed_with_its_reason():
-    [r] = _spec("weight_error.lemma_b32").fn(Context(quick=True))
+    [r] = _spec("weight_error.theorem_b41").fn(Context(quick=True))
     assert r.verdict == "not-applicable" and r.case == "not measurable"
-    assert "local_drift" in r.reason and "not recorded" in r.reason
+    assert "avg_grad_norm2_h" in r.reason and "not recorded" in r.reason
     # an lhs verify.check cannot measure, but a hand-written check measures inside the rounds
     assert _spec("contraction.lemma_a1").fn(Context(quick=True)) == []
     assert _spec("skew.recursion").fn(Context(quick=True)) == []  # its hand check judges it
