@@ -30,27 +30,22 @@ import json
 import math
 import pathlib
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from boundlab.errors import DomainError, UnknownNameError
 
-from . import pep as _pep
-from .plan import LOCAL_NAMES as _LOCAL_NAMES
+from .exact import TOL, exact_worst_case
 from .plan import NotApplicable, make_plan
 
 __all__ = ["falsify", "Falsification", "Instance", "TOL", "DEFAULT_BUDGET", "ORIENTATION"]
 
-#: a replayed ratio above 1 + TOL is VIOLATED (floating point and PEP solver accuracy)
-TOL = 1e-6
 DEFAULT_BUDGET = 2000
 ORIENTATION = "measured / bound (> 1: the bound is violated)"
 _SETTING = ("L", "mu", "D", "n_clients", "M", "dim", "T", "tau", "E", "K", "I", "eta", "lr",
             "gamma", "rounds", "zeta", "Gamma", "value", "prox", "beta")  # the last: catalogue
 _INTEGERS = ("n_clients", "M", "dim", "T", "tau", "E", "K", "I", "rounds")
-_PEP_T_MAX = 16
 
 
 @dataclass
@@ -329,7 +324,7 @@ def _registered(plan, budget, seed, names, exact) -> Falsification:
             data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec)}
             res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
                                     best.lhs, best.rhs, at)
-        _exact(plan, res, exact)
+        exact_worst_case(plan, res, exact, Instance)
     except NotApplicable as exc:  # e.g. no step size satisfies the preconditions
         return Falsification(plan.bound.id, "not-applicable", reason=str(exc),
                              evaluations=res.evaluations)
@@ -346,64 +341,6 @@ def _conclude(res) -> Falsification:
     res.worst_ratio = inst.ratio if inst.family == "pep-interpolation" else inst.replay()
     res.verdict = "VIOLATED" if res.worst_ratio > 1 + TOL else "holds"
     return res
-
-
-def _exact(plan, res, wanted) -> None:
-    key = (plan.lhs, plan.algorithm)
-    if not wanted:
-        res.exact_reason = "not requested (exact=False)"
-        return
-    if key not in _pep.MODELS:
-        res.exact_reason = f"no PEP model for lhs={plan.lhs}, algorithm={plan.algorithm}"
-        return
-    names = set(plan.bound.params) | set(plan.bound.extra_params)
-    modelled = {"L", "mu", "D", "D0", "R", "T", "eta", "lr", "gamma", *_LOCAL_NAMES}
-    if names - modelled - set(plan.fixed):
-        res.exact_reason = "the bound depends on measured quantities the PEP does not model"
-        return
-    best = None
-    points = [(T, tau, plan.eta_range(T, tau)[1]) for T in plan.T_grid
-              for tau in plan.tau_grid if T * tau <= _PEP_T_MAX]
-    if res.instance is not None and res.instance.run["rounds"] * res.instance.run.get(
-            "local_steps", 1) <= _PEP_T_MAX:  # the search's worst instance
-        r = res.instance.run
-        points.append((r["rounds"], r.get("local_steps", 1), r["lr"]))
-    for T, tau, eta in points:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            w = _pep.worst_case(plan.lhs, plan.algorithm, T=T, tau=tau, eta=eta, L=plan.spec.L,
-                                mu=plan.spec.mu, D=plan.spec.D)
-        B = float(plan.bound.evaluate(**{k: v for k, v in {**plan.scalars(T, tau),
-                                                             plan.step_name: eta}.items()
-                                         if k in names}))
-        lo = w["lower"] / B if B > 0 else math.inf
-        if best is None or lo > best[0]:
-            best = (lo, w, B, T, eta)
-    lo, w, B, T, eta = best
-    upper = w["upper"] / B if B > 0 else math.inf
-    no_upper = plan.function_class == "smooth-nonconvex" or w["identical_clients"]
-    res.exact = {"lower": lo, "upper": None if no_upper else upper, "T": T,
-                 "local_steps": w["local_steps"], "eta": eta, "bound": B,
-                 "solver": w["solver"], "class": plan.function_class,
-                 "model": "identical clients (a lower bound on the class's worst case)"
-                 if w["identical_clients"] else "the class"}
-    if lo > 1 + TOL:
-        _adopt_pep(plan, res, w, T, eta, lo)
-
-
-def _adopt_pep(plan, res, w, T, eta, lo) -> None:
-    data = {k: w[k] for k in ("points", "grads", "values", "L", "mu")}
-    inst = Instance(plan.bound.id, "pep-interpolation", data,
-                    {"algorithm": plan.algorithm, "rounds": T,
-                     "local_steps": w["local_steps"], "lr": eta},
-                    math.nan, math.nan, math.nan, plan)
-    inst.ratio, inst.lhs, inst.rhs = inst.measure()  # GD by toys.run on the interpolant
-    res.exact["interpolated_ratio"] = inst.ratio
-    if inst.ratio <= 1 + TOL:
-        res.notes.append(f"the PEP says violated (lower/bound = {lo:.6g}) but the interpolated "
-                         f"instance measured {inst.ratio:.6g}")
-    if res.instance is None or inst.ratio > res.instance.ratio:
-        res.instance = inst
 
 
 def _catalogue(bound, budget, seed, setting, why="") -> Falsification:

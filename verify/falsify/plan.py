@@ -40,7 +40,7 @@ not applicable yet: no family holds them fixed, and a value measured at x* would
 >>> _ = boundlab.register(b, algorithm="gd", function_class="smooth-convex")
 >>> p = make_plan(b, {})
 >>> p.algorithm, p.T_grid, p.step_fixed
-('gd', (1, 2, 4, 8, 16), 1.0)
+('gd', (1, 2, 4, 8, 16, 64), 1.0)
 >>> _ = boundlab.unregister("mine.plan_demo")
 """
 
