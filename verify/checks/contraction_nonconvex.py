@@ -1,6 +1,7 @@
 """Seed 003's non-convex theorems on a one-hidden-layer MLP (the paper's model family).
 
-``contraction.fedprox_nc`` (Theorem 2, FedProx / FedAvg at alpha = 0) and
+``contraction.fedprox_nc`` (Theorem 2, FedProx / FedAvg at alpha = 0; also as printed,
+``contraction.fedprox_nc.printed``, on the same runs) and
 ``contraction.beta_nc`` (Theorem 4, the beta algorithm) bound the average squared gradient norm
 (1/T) sum_t ||grad f(wbar_t)||^2 of a run with the theorems' step sizes gamma =
 1/(2(L + alpha) sqrt(T E)) and 1/(2 L sqrt(T E)). Here they are judged on a ReLU MLP (hidden
@@ -26,7 +27,7 @@ Example
 >>> from verify.suite import Context
 >>> rs = contraction_nonconvex_mlp(Context(quick=True))
 >>> sorted({r.bound_id for r in rs}), {r.verdict for r in rs} <= {"holds", "not-applicable"}
-(['contraction.beta_nc', 'contraction.fedprox_nc'], True)
+(['contraction.beta_nc', 'contraction.fedprox_nc', 'contraction.fedprox_nc.printed'], True)
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _gamma(algo, hyper, L, T):
     return 1.0 / (2.0 * (L + a) * math.sqrt(T * E))
 
 
-@register("contraction", "contraction.fedprox_nc", "contraction.beta_nc")
+@register("contraction", "contraction.fedprox_nc", "contraction.fedprox_nc.printed",
+          "contraction.beta_nc")
 def contraction_nonconvex_mlp(ctx):
     """Theorems 2 and 4 on a ReLU MLP: average squared gradient norm vs the bound."""
     T = ctx.pick(100, 30)
@@ -101,7 +103,8 @@ def contraction_nonconvex_mlp(ctx):
         L = SAFETY * _L_estimate(prob, pilot)
         gamma = _gamma(algo, hyper, L, T)
         tr, models = _run(prob, algo, rounds=T, lr=gamma, **hyper, **extra)
-        out.append(_judge_run(bid, label, algo, hyper, prob, tr, models, L, gamma, T))
+        ids = (bid, bid + ".printed") if bid == "contraction.fedprox_nc" else (bid,)
+        out += [_judge_run(b, label, algo, hyper, prob, tr, models, L, gamma, T) for b in ids]
     return out
 
 
