@@ -44,7 +44,7 @@ from ._common import constants_record, judge, trace_diverged
 from ._registry import register
 
 HIDDEN, E, SAFETY = 16, 5, 2.0
-POINTS = 6  # trajectory points of each L estimate (a power iteration each)
+POINTS, POINTS_QUICK = 6, 2  # trajectory points of each L estimate (a power iteration each)
 METHODS = (("fedavg", "fedavg", {}, "contraction.fedprox_nc"),
            ("fedprox_a0.5", "fedprox", {"prox": 0.5}, "contraction.fedprox_nc"),
            ("beta_0.5", "beta", {"beta": 0.5}, "contraction.beta_nc"))
@@ -73,8 +73,8 @@ def _problem_for(algo):
     return mlp_problem(tuple(float(v) for v in p))
 
 
-def _L_estimate(prob, trajectory) -> float:
-    return float(toys.constants(prob, trajectory=trajectory, max_points=POINTS).L.value)
+def _L_estimate(prob, trajectory, points: int = POINTS) -> float:
+    return float(toys.constants(prob, trajectory=trajectory, max_points=points).L.value)
 
 
 def _run(prob, algo, **kw):
@@ -100,16 +100,18 @@ def contraction_nonconvex_mlp(ctx):
     for label, algo, hyper, bid in METHODS:
         prob = _problem_for(algo)
         _, pilot = _run(prob, algo, rounds=5, lr=0.05, **hyper)
-        L = SAFETY * _L_estimate(prob, pilot)
+        pts = ctx.pick(POINTS, POINTS_QUICK)
+        L = SAFETY * _L_estimate(prob, pilot, pts)
         gamma = _gamma(algo, hyper, L, T)
         tr, models = _run(prob, algo, rounds=T, lr=gamma, **hyper, **extra)
+        L_traj = _L_estimate(prob, models, pts)
         ids = (bid, bid + ".printed") if bid == "contraction.fedprox_nc" else (bid,)
-        out += [_judge_run(b, label, algo, hyper, prob, tr, models, L, gamma, T) for b in ids]
+        out += [_judge_run(b, label, algo, hyper, prob, tr, (L, L_traj), gamma, T) for b in ids]
     return out
 
 
-def _judge_run(bid, label, algo, hyper, prob, tr, models, L, gamma, T):
-    L_traj = _L_estimate(prob, models)
+def _judge_run(bid, label, algo, hyper, prob, tr, Ls, gamma, T):
+    L, L_traj = Ls
     prm = dict(T=T, E=E, L=L, alpha=hyper.get("prox", 0.0), beta=hyper.get("beta", 0.5),
                Delta=float(tr.loss[0]), S=float(np.sum(np.asarray(prob.p) ** 2)), sigma=0.0,
                G=float(np.sqrt(np.nanmax(tr.g2_max))), gamma=gamma)
