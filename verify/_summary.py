@@ -2,7 +2,8 @@
 ``report.md`` and of the terminal output.
 
 The summary counts the verdicts, names the bounds **at risk** (largest ratio measured / bound
-over their judged rows and searches >= :data:`AT_RISK`), the bounds **vacuous** by more than
+over their judged rows and searches >= :data:`AT_RISK`; identities, whose ratio is 1, are not
+at risk), the bounds **vacuous** by more than
 1e3 (largest ratio <= :data:`VACUOUS`) with the term responsible (the largest term of their
 tightest row), and says what to run next (``boundlab falsify ID --budget N`` for an upper
 bound at risk, or one no search has tried; more seeds for an inconclusive check).
@@ -81,9 +82,10 @@ def summarize(results) -> dict:
     """
     counts = dict(Counter(r.verdict for r in results))
     per = _per_bound(results)
+    # an identity's ratio is 1 when it holds: it is checked, not at risk
     at_risk = [{"bound_id": k, "ratio": d["ratio"], "where": d["where"]}
                for k, d in sorted(per.items(), key=lambda kv: -kv[1]["ratio"])
-               if d["ratio"] >= AT_RISK]
+               if d["ratio"] >= AT_RISK and _kind(k) != "identity"]
     vacuous = [{"bound_id": k, "ratio": d["ratio"], "where": d["where"],
                 "term": d["row"].dominant_term}
                for k, d in sorted(per.items(), key=lambda kv: kv[1]["ratio"])
