@@ -28,7 +28,8 @@ import numpy as np
 
 __all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer", "falsify_flags"]
 
-_COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user")
+_COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user",
+                    "verify.checks.weight_error_paths")
 TOL = 1e-6
 #: caps of the local steps at a PEP point, and the PEP time per bound (seconds)
 SMALL = {"tau": 2, "E": 2, "K": 2}

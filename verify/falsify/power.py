@@ -22,6 +22,9 @@ Truth (:func:`truth`) needs a proof either way:
 * ``unknown`` -- neither: the mutant is below the original somewhere, and nothing measured
   exceeds it.
 
+A mutant of an **identity** (an exact equality) is false: mutants equal to the original are
+left out, so each differs from the exact expression somewhere.
+
 The certificates of falsity come from the layers and from an **oracle** that is not a layer:
 ``verify.falsify`` with :data:`ORACLE_FACTOR` times the layers' budget, another seed and the
 exact worst case (PEP) where a model exists, run on every mutant the layers left unflagged
@@ -133,6 +136,9 @@ def above(original, mutant, n: int = GRID, seed: int = 0) -> tuple:
 def truth(original, mutant, flags: dict) -> Truth:
     """The truth of ``mutant`` (see the module docstring); ``flags``: layer -> :class:`Flag`
     (their witnesses are the certificates of falsity)."""
+    if original.kind == "identity":  # an equality: every mutant differs from it somewhere
+        return Truth("false", "an identity: the mutant differs from the exact expression "
+                              "(mutants equal to the original are left out)")
     up, how = above(original, mutant)
     if up:
         return Truth("true", how)

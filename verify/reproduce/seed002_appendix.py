@@ -1,7 +1,9 @@
 """Seed 002 (FedAU) appendix tables: D.1.1 (the participation heterogeneity alpha_p), D.3.1
 (the client-wise spread of loss and accuracy) and D.6.1 (no lower bound on p_n, mean
 participation .1 / .01 / .001), on the stand-in of :mod:`verify.reproduce.seed002` (same split,
-p_n recipe, methods, step sizes and metric).
+p_n recipe, methods, step sizes and metric). Their claims are decided by paired 95 % intervals
+over the data seeds (:mod:`verify.reproduce.stats`), "k of n" claims by
+:func:`verify.reproduce.claims.at_least`.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import math
 import numpy as np
 
 from ..figures.reproduce import reference_line
+from .claims import acc_pair, at_least, hows
 from .common import LastProcess, sweep_runs
-from .registry import Claim, Result, order, register
+from .registry import Result, register
 from .seed000 import _fig
 from .seed002 import METHODS, RESOLUTION, STAND_IN, Settings, method_grid, rounds
-from .stats import power_note
+from .seed002_claims import scored
+from .stats import Decision, as_claim, combine, decide, power_note
 
 PAPER_D11 = {  # CIFAR-10, Bernoulli, test accuracy % vs alpha_p (Table D.1.1)
     "FedAU K→∞": (76.2, 76.6, 77.1, 77.8, 78.1), "FedAU K=50": (76.9, 77.1, 77.3, 77.8, 78.0),
@@ -36,7 +40,7 @@ def _seed_sd(vals) -> float:
           "participating 72.3 … 76.8, avg all 69.5 … 75.9, FedVarp 77.3 … 78.5, MIFA 77.0 … "
           "78.0, known stats 76.3 … 77.9, K→∞ 76.2 … 78.1")
 def table_d1(cfg) -> Result:
-    S = cfg.n_seeds(5, 2, 1)
+    S = cfg.n_seeds(5, 3, 2)
     aps = cfg.pick(ALPHA_P, (0.01, 0.1, 1.0), (0.01, 1.0))
     names = list(METHODS)
     settings = {f"alpha_p={a:g}": ("bernoulli", 0.02, a, 0.1) for a in aps}
@@ -46,34 +50,7 @@ def table_d1(cfg) -> Result:
              "test_acc_std": float(np.std(vals[f"alpha_p={a:g}", n])), "seeds": S,
              "paper_cifar10_test": PAPER_D11[n][ALPHA_P.index(a)]} for n in names for a in aps]
     key = [f"alpha_p={a:g}" for a in aps]
-    claims = []
-    beats = [(res[k, "FedAU K=50"], max(res[k, "Avg participating"], res[k, "Avg all"]))
-             for k in key]
-    outs = [order(a, b, RESOLUTION) for a, b in beats]
-    ok = all(o == ">" for o in outs)
-    tie = not ok and all(o in (">", "tie") for o in outs)
-    claims.append(Claim("FedAU (K=50) above both averaging baselines at every alpha_p",
-                        "76.9 > 72.3 / 69.5 … 78.0 > 76.8 / 75.9",
-                        ", ".join(f"{a * 100:.1f} vs {b * 100:.1f}" for a, b in beats),
-                        f"higher by >= {RESOLUTION * 100:g} pp at every alpha_p", ok,
-                        "" if ok or tie else "a baseline is higher somewhere",
-                        status="tie" if tie else None))
-    gap = [res[k, "FedAU K=50"] - res[k, "Avg all"] for k in key]
-    outs = order(gap[0], gap[-1], RESOLUTION)
-    claims.append(Claim("the gap to 'average all' shrinks as alpha_p grows",
-                        "7.4 pp at alpha_p = .01 -> 2.1 pp at 1.0",
-                        " -> ".join(f"{g * 100:+.2f} pp" for g in gap),
-                        f"gap at the smallest alpha_p larger by >= {RESOLUTION * 100:g} pp",
-                        outs == ">", "" if outs in (">", "tie") else "gap grows",
-                        status="tie" if outs == "tie" else None))
-    up = [order(res[key[-1], n], res[key[0], n], RESOLUTION) for n in names]
-    n_up = sum(o == ">" for o in up)
-    ok = n_up >= len(names) - 1
-    claims.append(Claim("accuracy rises with alpha_p (more homogeneous participation)",
-                        "7 of 7 methods", f"{n_up} of {len(names)} higher at alpha_p = "
-                        f"{aps[-1]:g} than at {aps[0]:g} ({sum(o == 'tie' for o in up)} ties)",
-                        f">= {len(names) - 1} of {len(names)} methods higher by >= "
-                        f"{RESOLUTION * 100:g} pp", ok, "" if ok else f"only {n_up}"))
+    claims, widths = _d1_claims({k: scored(v) for k, v in vals.items()}, key, names, aps)
     fig, ax = _fig(1, 6, 3.6)
     for n in names:
         ax[0, 0].plot(aps, [res[k, n] * 100 for k in key], "o-", label=n)
@@ -83,8 +60,43 @@ def table_d1(cfg) -> Result:
     ax[0, 0].legend(fontsize=6)
     sd = _seed_sd(vals)
     return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {rounds(cfg)} rounds, "
-                  f"{S} seed(s), p_min = 0.02, E[p_n] = 0.1, alpha_p in {aps}",
-                  notes=[f"Mean seed-to-seed std of a cell: {sd * 100:.2f} pp (NaN: one seed)."])
+                  f"{S} data seed(s) (split, p_n, run; shared by every method and alpha_p, so "
+                  f"the intervals are paired), p_min = 0.02, E[p_n] = 0.1, alpha_p in {aps}",
+                  notes=[power_note(S, RESOLUTION * 100, np.array(widths) * 100, " pp",
+                                    paired=True),
+                         f"Mean seed-to-seed std of a cell: {sd * 100:.2f} pp (NaN: one seed). "
+                         "A diverged run is scored at chance (10 %)."])
+
+
+def _d1_claims(v, key, names, aps):
+    """Table D.1.1's claims from ``v[alpha_p key, method]`` (per data seed): (claims,
+    widths)."""
+    rule = f"by the paired 95 % interval (within ±{RESOLUTION * 100:g} pp: a tie)"
+    beats = {f"{k}, {b}": acc_pair(v[k, "FedAU K=50"], v[k, b], ">", RESOLUTION)
+             for k in key for b in ("Avg participating", "Avg all")}
+    claims = [as_claim("FedAU (K=50) above both averaging baselines at every alpha_p",
+                       "76.9 > 72.3 / 69.5 … 78.0 > 76.8 / 75.9", "FedAU minus: " + "; ".join(
+                           f"{n} {d.fmt()}" for n, d in beats.items()),
+                       "above both at every alpha_p " + rule, combine(beats.values()),
+                       hows(beats))]
+    gap = {k: v[k, "FedAU K=50"] - v[k, "Avg all"] for k in (key[0], key[-1])}
+    d = acc_pair(gap[key[0]], gap[key[-1]], ">", RESOLUTION)
+    claims.append(as_claim("the gap to 'average all' shrinks as alpha_p grows",
+                           "7.4 pp at alpha_p = .01 -> 2.1 pp at 1.0",
+                           " -> ".join(f"{g.mean() * 100:+.2f} pp" for g in gap.values()) +
+                           f"; first minus last {d.fmt()}", "the per-seed gap FedAU K=50 - avg "
+                           f"all larger at alpha_p = {aps[0]:g} than at {aps[-1]:g} " + rule,
+                           d.outcome, d.how))
+    up = {n: acc_pair(v[key[-1], n], v[key[0], n], ">", RESOLUTION) for n in names}
+    n_up = sum(x.outcome == "matches" for x in up.values())
+    claims.append(as_claim("accuracy rises with alpha_p (more homogeneous participation)",
+                           "7 of 7 methods", f"{n_up} of {len(names)} higher at alpha_p = "
+                           f"{aps[-1]:g} than at {aps[0]:g}: " + "; ".join(
+                               f"{n} {x.fmt()}" for n, x in up.items()),
+                           f">= {len(names) - 1} of {len(names)} methods higher " + rule,
+                           at_least(up.values(), len(names) - 1), hows(up)))
+    widths = [x.width for x in (*beats.values(), d, *up.values())]
+    return claims, widths
 
 
 PAPER_D6 = {  # CIFAR-10, no floor, test accuracy % for E[p_n] = .1 / .01 / .001 (Table D.6.1)
@@ -100,7 +112,7 @@ MEANS = (0.1, 0.01, 0.001)
           "participating 72.5 / 57.9 / 26.8; avg all 71.5 / 60.0 / 33.5; FedVarp 59.5 / 10 / "
           "12.8; MIFA 72.5 / 10 / 10; known stats 14.9 / 10 / 10 (10 % = chance)")
 def table_d6(cfg) -> Result:
-    from .seed002_claims import RARE_WEIGHT, d6_claims, fmt_acc, known_with_rare
+    from .seed002_claims import RARE_WEIGHT, d6_claims, fmt_acc
 
     S = cfg.n_seeds(3, 3, 2)
     means = cfg.pick(MEANS, (0.1, 0.01), (0.1, 0.01))
@@ -183,11 +195,11 @@ PAPER_D3 = {"FedAU K→∞": (0.017, 9.9, 11.7), "FedAU K=50": (0.016, 9.5, 11.2
           "of loss / train acc / test acc: FedAU K→∞ .017 / 9.9 % / 11.7 %, K=50 .016 / 9.5 % / "
           "11.2 %, avg participating .031 / 13.3 % / 11.6 %, avg all .030 / 13.3 % / 12.2 %")
 def table_d3(cfg) -> Result:
-    S = cfg.n_seeds(5, 2, 1)
+    S = cfg.n_seeds(5, 3, 2)
     R = rounds(cfg)
     names = list(PAPER_D3)
     stats = ("std_loss", "std_train_acc", "std_test_acc")
-    res = {}
+    per = {}
     for name in names:
         algo, hyper = METHODS[name]
         fac = Settings(cfg, {"bernoulli": ("bernoulli", 0.02, 0.1, 0.1)})
@@ -196,24 +208,26 @@ def table_d3(cfg) -> Result:
                          callbacks=[ClientSpread(fac, R)], metrics=stats, local_steps=5,
                          batch_size=16, **hyper)
         for k in stats:
-            res[name, k] = float(np.nanmean(out[k][:, 0, -1]))
+            per[name, k] = out[k][:, 0, -1]  # per data seed (NaN: diverged)
+    res = {key: float(np.nanmean(v)) for key, v in per.items()}
     rows = [{"method": n, **{k: res[n, k] for k in stats},
              "paper_std_loss": PAPER_D3[n][0], "paper_std_train_acc": PAPER_D3[n][1] / 100,
              "paper_std_test_acc": PAPER_D3[n][2] / 100, "seeds": S} for n in names]
-    claims = []
+    claims, notes = [], []
     for j, (k, res_k, unit) in enumerate((("std_loss", 0.002, ""), ("std_train_acc", 0.005,
                                                                     " pp"))):
-        fed = max(res[n, k] for n in names[:2])
-        avg = min(res[n, k] for n in names[2:])
-        o = order(fed, avg, res_k)
         scale = 100 if unit else 1
+        dec = {f"{a} - {b}": _below(per[a, k], per[b, k], res_k, scale, unit)
+               for a in names[:2] for b in names[2:]}
         paper = " / ".join(f"{PAPER_D3[n][j]:g}" for n in names)
-        claims.append(Claim(f"FedAU (both K) has the smaller client-wise {k[4:]} spread",
-                            paper, " / ".join(f"{res[n, k] * scale:.3f}" for n in names),
-                            f"both FedAU stds below both averaging baselines' by >= "
-                            f"{res_k * scale:g}{unit} (below: a tie)", o == "<",
-                            "" if o in ("<", "tie") else "FedAU spreads more",
-                            status="tie" if o == "tie" else None))
+        claims.append(as_claim(f"FedAU (both K) has the smaller client-wise {k[4:]} spread",
+                               paper, " / ".join(f"{res[n, k] * scale:.3f}" for n in names) +
+                               "; " + "; ".join(f"{n} {d.fmt()}" for n, d in dec.items()),
+                               "both FedAU stds below both averaging baselines' by the paired "
+                               f"95 % interval (within ±{res_k * scale:g}{unit}: a tie)",
+                               combine(dec.values()), hows(dec)))
+        notes.append(power_note(S, res_k * scale, [d.width * scale for d in dec.values()],
+                                unit, paired=True) + f" ({k})")
     fig, ax = _fig(3, 3.6, 3.2)
     for j, k in enumerate(stats):
         ax[0, j].bar(range(len(names)), [res[n, k] for n in names], label="ours")
@@ -223,7 +237,45 @@ def table_d3(cfg) -> Result:
         ax[0, j].set_title(k)
     ax[0, 0].legend(fontsize=7)
     return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {R} rounds, {S} "
-                  "seed(s); stds over the clients of the final global model's training loss "
+                  "data seed(s) (split, p_n, run; shared by the methods, so the intervals are "
+                  "paired); stds over the clients of the final global model's training loss "
                   "(softmax regression), training accuracy and label-mix-weighted test accuracy",
-                  notes=["The paper makes no claim about the test-accuracy spread (its "
-                         "numbers are mixed); it is reported, not compared."])
+                  notes=notes + ["The paper makes no claim about the test-accuracy spread (its "
+                                 "numbers are mixed); it is reported, not compared. A seed "
+                                 "where either run diverged drops out of that pair."])
+
+
+def _below(a, b, res, scale, unit):
+    """The paired decision of a < b over the seeds where both are finite (a diverged run has
+    no spread); inconclusive when no seed is left."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    if not ok.any():
+        return Decision("inconclusive", "?", math.nan, -math.inf, math.inf, 0, res, None,
+                        "every seed has a diverged run", scale, unit)
+    return decide(a[ok], b[ok], expect="<", resolution=res, paired=True, scale=scale, unit=unit)
+
+
+def known_with_rare(cfg, settings: dict, seeds: int):
+    """The known-statistics runs of ``settings`` with the rare participations counted:
+    ``({(setting, "Known stats"): [value per seed]}, {setting: [rare participations per
+    seed]})`` (value: test accuracy over the last 10 % of the rounds, NaN when diverged)."""
+    from .seed002_claims import RareTookPart
+
+    algo, hyper = METHODS["Known stats"]
+    R, names = rounds(cfg), list(settings)
+    fac = Settings(cfg, settings)
+    out = sweep_runs(cfg, fac, algo, grid={"data_seed": list(range(seeds)), "part": names},
+                     rounds=R, label="002-tableD6-known-rare", participation=LastProcess(fac),
+                     callbacks=[RareTookPart(fac)], metrics=("test_accuracy", "rare_part"),
+                     local_steps=5, batch_size=16, **hyper)
+    acc, rare = out["test_accuracy"][:, 0], out["rare_part"][:, 0]
+    tail = acc[:, -max(1, R // 10):]
+    cnt = np.isfinite(tail).sum(axis=1)
+    val = np.where(cnt > 0, np.nansum(tail, axis=1) / np.maximum(cnt, 1), np.nan)
+    vals, counts = {}, {}
+    for j in range(acc.shape[0]):
+        k = names[j % len(names)]
+        vals.setdefault((k, "Known stats"), []).append(float(val[j]))
+        counts.setdefault(k, []).append(int(np.nansum(rare[j])))
+    return vals, counts

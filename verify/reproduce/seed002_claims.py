@@ -23,7 +23,7 @@ import numpy as np
 
 from .stats import as_claim, combine, decide
 
-__all__ = ["CHANCE", "RARE_WEIGHT", "RareTookPart", "d6_claims", "known_with_rare",
+__all__ = ["CHANCE", "RARE_WEIGHT", "RareTookPart", "d6_claims",
            "rare_clients", "scored"]
 
 CHANCE = 0.1  # 10 classes
@@ -48,32 +48,6 @@ class RareTookPart:
     def __call__(self, info):
         mask = np.asarray(info.state.participation[info.round], dtype=bool)
         info.record("rare_part", float(np.sum(mask & rare_clients(self.factory.process.probs))))
-
-
-def known_with_rare(cfg, settings: dict, seeds: int):
-    """The known-statistics runs of ``settings`` with the rare participations counted:
-    ``({(setting, "Known stats"): [value per seed]}, {setting: [rare participations per
-    seed]})`` (value: test accuracy over the last 10 % of the rounds, NaN when diverged)."""
-    from .common import LastProcess, sweep_runs
-    from .seed002 import METHODS, Settings, rounds
-
-    algo, hyper = METHODS["Known stats"]
-    R, names = rounds(cfg), list(settings)
-    fac = Settings(cfg, settings)
-    out = sweep_runs(cfg, fac, algo, grid={"data_seed": list(range(seeds)), "part": names},
-                     rounds=R, label="002-tableD6-known-rare", participation=LastProcess(fac),
-                     callbacks=[RareTookPart(fac)], metrics=("test_accuracy", "rare_part"),
-                     local_steps=5, batch_size=16, **hyper)
-    acc, rare = out["test_accuracy"][:, 0], out["rare_part"][:, 0]
-    tail = acc[:, -max(1, R // 10):]
-    cnt = np.isfinite(tail).sum(axis=1)
-    val = np.where(cnt > 0, np.nansum(tail, axis=1) / np.maximum(cnt, 1), np.nan)
-    vals, counts = {}, {}
-    for j in range(acc.shape[0]):
-        k = names[j % len(names)]
-        vals.setdefault((k, "Known stats"), []).append(float(val[j]))
-        counts.setdefault(k, []).append(int(np.nansum(rare[j])))
-    return vals, counts
 
 
 def scored(v) -> np.ndarray:
