@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .stats import as_claim, combine, decide, km_rounds
+from .stats import as_claim, combine, decide, km_rounds, power_note
 
 __all__ = ["FW", "PAPER_HALF", "PAPER_R90", "PAPER_SMOOTH", "PAPER_TARGET", "RES_ACC", "RES_EQ",
            "RES_R", "RES_SMOOTH", "both_finite", "capped", "fig2_4_claims", "fig5_claim",
-           "table3_claims"]
+           "fig6_claims", "fig7_claim", "slopes", "table3_claims", "top_slots"]
 
 FW = ("TNIID", "NIID", "IID")
 
@@ -143,3 +143,71 @@ def fig5_claim(temps, c, x):
                     f"restricted mean R{x * 100:g}: T max below T min by the paired 95 % "
                     f"interval (within ±{RES_R:g} round: a tie) and no significant rise between "
                     "neighbouring T", out, how), [end.width] + [s.width for s in steps]
+
+
+RES_SLOPE = 0.5  # Fig. 6: a log-log slope within -1 ± 0.5 is "like 1/t" (the band [-1.5, -0.5])
+RES_DEC = 0.1  # decades: smaller differences of a log10 ratio of deviations are ties
+RES_SHARE = 0.05  # Fig. 7: 5 pp of the top slots
+
+
+def slopes(y, floor: float = 1e-10) -> np.ndarray:
+    """The least-squares slope of log y against log t over the second half of the rounds, per
+    row of ``y`` (seeds, rounds; values below ``floor`` are numerical zeros, read at it)."""
+    y = np.log(np.maximum(np.asarray(y, dtype=float), floor))
+    t = np.log(np.arange(1, y.shape[1] + 1, dtype=float))
+    h = y.shape[1] // 2
+    x = t[h:] - t[h:].mean()
+    return (y[:, h:] - y[:, h:].mean(axis=1, keepdims=True)) @ x / float(x @ x)
+
+
+def fig6_claims(dev, floor: float = 1e-10):
+    """Fig. 6's claims from ``dev[fw]`` = mean |alpha_i - p_i| over the clients (seeds,
+    rounds), paired by data seed: (claims, power notes)."""
+    s = slopes(dev["IID"], floor)
+    d1 = decide(s, np.full(s.size, -1.0), expect="=", resolution=RES_SLOPE, paired=True)
+    fin = {fw: np.maximum(v[:, -1], floor) for fw, v in dev.items()}
+    lr = np.log10(fin["TNIID"] / fin["IID"])
+    d2 = decide(lr, np.full(lr.size, np.log10(2.0)), expect=">", resolution=RES_DEC, paired=True,
+                unit=" decades")
+    claims = [as_claim("IID: |alpha - p| decays like 1/t", "rate 1/t (slope -1)",
+                       f"log-log slope over the second half {s.mean():.2f} (mean of {s.size} "
+                       f"seeds); slope + 1 {d1.fmt()}", "the paired 95 % interval of the "
+                       f"per-seed slope inside -1 ± {RES_SLOPE:g} (the band [-1.5, -0.5])",
+                       d1.outcome, f"slope {s.mean():.2f}, not -1" if d1.outcome == "differs"
+                       else d1.how),
+              as_claim("TNIID: alpha stays away from p", "non-p limit (RQ3)",
+                       f"final mean deviation {fin['TNIID'].mean():.4f} vs IID "
+                       f"{fin['IID'].mean():.4f}; log10(TNIID / IID) - log10 2 {d2.fmt()}",
+                       "final TNIID deviation > 2 x IID's: the paired 95 % interval of "
+                       "log10(TNIID / IID) above log10 2 (within ±"
+                       f"{RES_DEC:g} decade: a tie)", d2.outcome,
+                       "no larger than 2 x IID's" if d2.outcome == "differs" else d2.how)]
+    return claims, [power_note(s.size, RES_SLOPE, [d1.width], " (slope)", paired=True),
+                    power_note(lr.size, RES_DEC, [d2.width], " decade(s)", paired=True)]
+
+
+def top_slots(alphas, share: float = 0.2):
+    """The top-``share`` clients of every round by alpha (``alphas``: seeds, rounds, N):
+    (the mask (seeds, rounds, N), the share of all top slots held by the ``share`` most
+    frequent clients of each seed)."""
+    A = np.asarray(alphas, dtype=float)
+    top = max(1, int(A.shape[-1] * share))
+    M = np.zeros(A.shape, dtype=bool)
+    np.put_along_axis(M, np.argsort(-A, axis=-1)[..., :top], True, axis=-1)
+    counts = np.sort(M.sum(axis=1), axis=-1)[:, ::-1]
+    return M, counts[:, :top].sum(axis=1) / M.sum(axis=(1, 2))
+
+
+def fig7_claim(shares, ever, N, top):
+    """'a small group of clients dominates': the share of the top slots held by the top-20 %
+    most frequent clients above 50 % by the 95 % interval over the seeds."""
+    d = decide(shares, np.full(shares.size, 0.5), expect=">", resolution=RES_SHARE, paired=True,
+               scale=100, unit=" pp")
+    claim = as_claim("a small group of clients dominates", "a small group over the whole run",
+                     f"{ever.mean():.1f} of {N} clients ever in the top {top} (mean over "
+                     f"{shares.size} seeds); the {top} most frequent hold {shares.mean():.0%} "
+                     f"of the top slots; minus 50 % {d.fmt()}", "the top-20 % most frequent "
+                     "clients hold more than 50 % of the top slots: the 95 % interval over the "
+                     f"seeds above 50 % (within ±{RES_SHARE * 100:g} pp: a tie)", d.outcome,
+                     "top slots spread out" if d.outcome == "differs" else d.how)
+    return claim, power_note(shares.size, RES_SHARE * 100, [d.width * 100], " pp")

@@ -9,6 +9,12 @@ in the paper), non-IID = 2 classes per client (FMNIST shards in the paper); the 
 the paper's "T = 0.2" read as the [repo]'s multiplier alpha ∝ p exp(0.2 x) on the raw losses;
 hybrids switch at round 20 (FedSoftBetterAvgSoftWorse at rounds 20 and 40: the switch rounds
 are not given, spec §5.4); k = 10 % and 20 % of the clients.
+
+Every claim is decided by paired 95 % intervals over the data seeds (the arms share them;
+:mod:`verify.reproduce.stats`, :mod:`verify.reproduce.claims`) at a stated resolution: 0.2 pp
+for an ordering of final accuracies, 1 pp for "about equal", one round for R60 (runs that
+never reach 60 % count the horizon, never dropped); too few seeds to decide: *inconclusive*,
+with the seeds that would. Each section shows its power (seeds, interval widths).
 """
 
 from __future__ import annotations
@@ -18,24 +24,30 @@ import dataclasses
 import numpy as np
 
 from ..figures.reproduce import reference_line
-from .common import DIGITS, ci95, fmt_ci, rounds_to
-from .registry import Claim, Result, order, register
+from .claims import UNREACHED, acc_pair, against_all, hows, rounds_pair, unreached
+from .common import DIGITS, rounds_to
+from .registry import Result, register
 from .seed000 import _fig, runs
+from .stats import as_claim, combine, km_rounds, power_note
 
 STAND_IN = (f"{DIGITS}; N = 20 clients; IID = uniform split (paper: MNIST), non-IID = 2 classes "
             "per client (paper: FMNIST shards); a one-hidden-layer MLP instead of BM's CNN")
 SOFT = {"inv_temperature": 0.2, "loss_offset": "zero"}
 RES_ACC = 0.002  # 0.2 pp: smaller differences of a final accuracy are ties
+RES_EQ = 0.01  # 1 pp: "about equal" final accuracies (the paper's spread: 0.10 pp)
+RES_R = 1.0  # rounds: R60 differences below one round are ties (R60 counts rounds)
 RULES = {"fedavg": ("fedavg", {}), "fedsoftworse": ("fedsoftmax", SOFT),
          "fedsoftbetter": ("fedsoftbetter", SOFT)}
 HYBRIDS = {"fedavg": ("fedavg", {}),
            "fedsoftworseavg": ("hybrid", {"rules": ("fedsoftmax", "fedavg"), **SOFT}),
            "fedsoftbetteravg": ("hybrid", {"rules": ("fedsoftbetter", "fedavg"), **SOFT}),
            "fedavgsoftworse": ("hybrid", {"rules": ("fedavg", "fedsoftmax"), **SOFT})}
+SEEDS = ("data seeds (partition, test split, initial model; run seed 0): the arms of a "
+         "comparison share them, so every interval is the paired one")
 
 
 def _size(cfg):
-    return {"rounds": cfg.pick(100, 30, 12), "seeds": cfg.n_seeds(10, 3, 1)}
+    return {"rounds": cfg.pick(100, 30, 12), "seeds": cfg.n_seeds(10, 3, 2)}
 
 
 def _runs(cfg, fw, algo, hyper):
@@ -57,53 +69,61 @@ def _rows(accs, fw):
             for n, a in accs.items() for r, v in enumerate(a.mean(axis=0))]
 
 
+def _power(S, widths, acc=True, res=RES_ACC):
+    w = np.asarray(widths, dtype=float)
+    return (power_note(S, res * 100, w * 100, " pp", paired=True) if acc else
+            power_note(S, res, w, " round(s)", paired=True))
+
+
+def _diffs(dec: dict) -> str:
+    return "; ".join(f"{n} {d.fmt()}" for n, d in dec.items())
+
+
 @register("001:fig1", "BM-B Fig. 1 / §4", "IID accuracy after all rounds: SoftWorse, SoftBetter, "
           "FedAvg", STAND_IN, "IID MNIST after 100 rounds: FedSoftWorse 89.77 %, FedSoftBetter "
           "89.70 %, FedAvg 89.67 %; FedSoftBetterAvgSoftWorse best in IID (no number)")
 def fig1(cfg) -> Result:
     accs = {n: _runs(cfg, "IID", a, h) for n, (a, h) in RULES.items()}
-    accs["fedsoftbetteravgsoftworse"] = _runs(
-        cfg, "IID", "hybrid", {"rules": ("fedsoftbetter", "fedavg", "fedsoftmax"),
-                               "switch_round": cfg.pick((20, 40), (10, 20), (4, 8)), **SOFT})
-    final = {n: float(a[:, -1].mean()) for n, a in accs.items()}
-    spread = max(final[n] for n in RULES) - min(final[n] for n in RULES)
-    ok1 = spread <= 0.01
-    best = max(final, key=final.get)
-    hyb = final["fedsoftbetteravgsoftworse"]
-    others = max(v for n, v in final.items() if n != "fedsoftbetteravgsoftworse")
-    o = order(hyb, others, RES_ACC)
-    ties = [n for n in final if n != "fedsoftbetteravgsoftworse" and
-            order(hyb, final[n], RES_ACC) == "tie"]
-    ok2 = o == ">"
-    claims = [Claim("final accuracies about equal", "89.77 / 89.70 / 89.67 % (spread 0.10 pp)",
-                    " / ".join(f"{final[n] * 100:.2f} %" for n in RULES),
-                    "spread within 1 percentage point", ok1,
-                    "" if ok1 else f"spread {spread * 100:.2f} pp"),
-              Claim("FedSoftBetterAvgSoftWorse best in IID", "best (no number)",
-                    f"best: {best} ({final[best] * 100:.2f} %; hybrid "
-                    f"{final['fedsoftbetteravgsoftworse'] * 100:.2f} %)",
-                    f"highest mean final accuracy by >= {RES_ACC * 100:g} pp (below: a tie)",
-                    ok2, "" if ok2 else (f"tied with {', '.join(ties)}" if o == "tie"
-                                         else f"{best} is higher"),
-                    status="tie" if o == "tie" else None)]
+    hyb = "fedsoftbetteravgsoftworse"
+    accs[hyb] = _runs(cfg, "IID", "hybrid", {"rules": ("fedsoftbetter", "fedavg", "fedsoftmax"),
+                                             "switch_round": cfg.pick((20, 40), (10, 20), (4, 8)),
+                                             **SOFT})
+    fin = {n: a[:, -1] for n, a in accs.items()}
+    names = list(RULES)
+    eq = {f"{a} - {b}": acc_pair(fin[a], fin[b], "=", RES_EQ)
+          for i, a in enumerate(names) for b in names[i + 1:]}
+    out2, best = against_all(fin[hyb], {n: fin[n] for n in names}, ">", resolution=RES_ACC)
+    claims = [as_claim("final accuracies about equal", "89.77 / 89.70 / 89.67 % (spread 0.10 pp)",
+                       " / ".join(f"{fin[n].mean() * 100:.2f} %" for n in names) +
+                       f"; {_diffs(eq)}", "every paired 95 % interval of a difference inside "
+                       f"±{RES_EQ * 100:g} pp", combine(eq.values()), hows(eq)),
+              as_claim("FedSoftBetterAvgSoftWorse best in IID", "best (no number)",
+                       f"hybrid {fin[hyb].mean() * 100:.2f} %; hybrid minus {_diffs(best)}",
+                       "above each of the three rules by the paired 95 % interval (within "
+                       f"±{RES_ACC * 100:g} pp: a tie)", out2, hows(best))]
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "IID")
     sw = cfg.pick("20 and 40", "10 and 20", "4 and 8")
-    return Result(_rows(accs, "IID"), claims, fig, setup=f"switch rounds of the three-rule "
-                  f"hybrid: {sw} (assumption; the paper gives none)")
+    S = len(fin[hyb])
+    return Result(_rows(accs, "IID"), claims, fig, setup=f"{S} {SEEDS}; switch rounds of the "
+                  f"three-rule hybrid: {sw} (assumption; the paper gives none)",
+                  notes=[_power(S, [d.width for d in (*eq.values(), *best.values())])])
 
 
-def _extreme_tied(R, names, best) -> bool:
-    """Whether the extreme method ``best`` is not separated from another: equal means, or
-    overlapping 95 % intervals of the rounds-to-target (no ordering can be read off)."""
-    mb, hb, _ = ci95(R[best])
-    for n in names:
-        if n != best:
-            mn, hn, _ = ci95(R[n])
-            if not (abs(mb - mn) > (hb if np.isfinite(hb) else 0.0) +
-                    (hn if np.isfinite(hn) else 0.0)):
-                return True
-    return False
+def _r60(R, H, names):
+    """'name KM median [lo, hi] (restricted mean m)' of each arm."""
+    return ", ".join(f"{n} {km_rounds(R[n], H).fmt()} (restricted mean "
+                     f"{np.mean(np.where(np.isfinite(R[n]), R[n], H)):.2f})" for n in names)
+
+
+def _r60_rows(R, H):
+    rows = []
+    for n, r in R.items():
+        km = km_rounds(r, H)
+        rows.append({"algorithm": n, "R60_km_median": km.median, "R60_km_lo": km.median_lo,
+                     "R60_km_hi": km.median_hi, "censored": km.censored, "runs": km.n,
+                     "R60_restricted_mean": float(np.mean(np.where(np.isfinite(r), r, H)))})
+    return rows
 
 
 @register("001:fig2", "BM-B Fig. 2 / Table", "non-IID R60: FedAvg, FedSoftWorse, FedSoftBetter",
@@ -111,45 +131,52 @@ def _extreme_tied(R, names, best) -> bool:
           "5.73 ± 0.35, FedSoftBetter 5.57 ± 0.32; App. B.1: FedSoftBetter's R60 advantage "
           "vanishes later and FedAvg ends best")
 def fig2(cfg) -> Result:
-    target = 0.6
+    target, H = 0.6, _size(cfg)["rounds"]
     accs = {n: _runs(cfg, "TNIID", a, h) for n, (a, h) in RULES.items()}
     R = {n: rounds_to(a, target) for n, a in accs.items()}
-    m = {n: ci95(r) for n, r in R.items()}
-    ok1 = m["fedsoftbetter"][0] < m["fedsoftworse"][0] < m["fedavg"][0]
-    has_ci = all(np.isfinite(m[n][1]) for n in RULES)
-    overl = has_ci and all(abs(m[a][0] - m[b][0]) <= (m[a][1] + m[b][1])
-                           for a in RULES for b in RULES if a < b)
-    claims = [Claim("ordering of mean R60", "SoftBetter 5.57 < SoftWorse 5.73 < FedAvg 5.90",
-                    ", ".join(f"{n} {fmt_ci(R[n])}" for n in RULES),
-                    "same strict ordering of the means", bool(ok1),
-                    "" if ok1 else "different order (or ties)"),
-              Claim("differences within the CIs", "all three CIs overlap",
-                    "overlap" if overl else ("no CI (fewer than 2 runs reached 60 %)"
-                                             if not has_ci else "some CIs disjoint"),
-                    "pairwise 95 % CIs overlap", bool(overl),
-                    "" if overl else ("not evaluable" if not has_ci
-                                      else "a significant difference"))]
-    final = {n: float(a[:, -1].mean()) for n, a in accs.items()}
-    o = order(final["fedavg"], max(final["fedsoftworse"], final["fedsoftbetter"]), RES_ACC)
-    claims.append(Claim("FedAvg ends best (App. B.1)", "FedSoftBetter's early advantage "
-                        "vanishes; FedAvg ends best", " / ".join(f"{n} {final[n] * 100:.2f} %"
-                                                                  for n in RULES),
-                        f"FedAvg's final accuracy above both soft rules' by >= "
-                        f"{RES_ACC * 100:g} pp (below: a tie)", o == ">",
-                        "" if o in (">", "tie") else "a soft rule ends higher",
-                        status="tie" if o == "tie" else None))
-    rows = [{"algorithm": n, "R60_mean": m[n][0], "R60_half": m[n][1], "reached": m[n][2],
-             "final_accuracy": final[n]} for n in RULES] + _rows(accs, "non-IID")
+    order = {"fedsoftbetter - fedsoftworse": rounds_pair(R["fedsoftbetter"], R["fedsoftworse"],
+                                                         "<", RES_R, H),
+             "fedsoftworse - fedavg": rounds_pair(R["fedsoftworse"], R["fedavg"], "<", RES_R, H)}
+    names = list(RULES)
+    eq = {f"{a} - {b}": rounds_pair(R[a], R[b], "=", RES_R, H)
+          for i, a in enumerate(names) for b in names[i + 1:]}
+    fin = {n: a[:, -1] for n, a in accs.items()}
+    out3, end = against_all(fin["fedavg"], {n: fin[n] for n in names[1:]}, ">",
+                            resolution=RES_ACC)
+    cap = "min(R60, H) (a run that never reaches 60 % counts H, never dropped)"
+    none = unreached(*R.values())  # nothing to compare: not exercised
+    claims = [as_claim("ordering of R60", "SoftBetter 5.57 < SoftWorse 5.73 < FedAvg 5.90",
+                       f"{_r60(R, H, names)}; {_diffs(order)}",
+                       f"each step of SoftBetter < SoftWorse < FedAvg by the paired 95 % "
+                       f"interval of {cap}; within ±{RES_R:g} round: a tie (the paper's own "
+                       "steps, 0.16 and 0.17 rounds, are below it)",
+                       "not exercised" if none else combine(order.values()),
+                       UNREACHED if none else hows(order)),
+              as_claim("no significant difference (the paper's CIs overlap)",
+                       "all three CIs overlap", _diffs(eq), f"every paired 95 % interval of a "
+                       f"difference of {cap} inside ±{RES_R:g} round",
+                       "not exercised" if none else combine(eq.values()),
+                       UNREACHED if none else hows(eq)),
+              as_claim("FedAvg ends best (App. B.1)", "FedSoftBetter's early advantage "
+                       "vanishes; FedAvg ends best", " / ".join(
+                           f"{n} {fin[n].mean() * 100:.2f} %" for n in names) +
+                       f"; FedAvg minus {_diffs(end)}", "FedAvg's final accuracy above both "
+                       f"soft rules' by the paired 95 % interval (within ±{RES_ACC * 100:g} pp: "
+                       "a tie)", out3, hows(end))]
+    rows = [{**r, "final_accuracy": float(fin[r["algorithm"]].mean())} for r in _r60_rows(R, H)]
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "non-IID (2 classes per client)")
     reference_line(ax[0, 0], target, f"target accuracy {target:.0%}")
-    return Result(rows, claims, fig, setup="target 60 % test accuracy")
+    S = len(fin["fedavg"])
+    return Result(rows + _rows(accs, "non-IID"), claims, fig,
+                  setup=f"target 60 % test accuracy, horizon H = {H} rounds; {S} {SEEDS}",
+                  notes=[_power(S, [d.width for d in (*order.values(), *eq.values())], False,
+                                RES_R), _power(S, [d.width for d in end.values()])])
 
 
-@register("001:fig3", "BM-B Fig. 3 / App. B.3", "hybrid strategies, non-IID R60", STAND_IN,
-          "non-IID FMNIST R60: FedAvg 5.48 ± 0.75, FedSoftWorseAvg 6.13 ± 0.91, "
-          "FedSoftBetterAvg 4.97 ± 0.57, FedAvgSoftWorse 5.76 ± 0.72 (switch at round 20)")
-def fig3(cfg) -> Result:
+def _switch_runs(cfg, target):
+    """Test accuracy (seeds, rounds) of the accuracy-triggered switch (spec §5.4): SoftBetter
+    until ``target`` test accuracy, then FedAvg."""
     import functools
 
     import toys
@@ -159,50 +186,59 @@ def fig3(cfg) -> Result:
     from .common import Factory, sweep_runs, torch_backend
     from .seed000 import LOCAL, _problem_at, lr
 
-    target, sw = 0.6, cfg.pick(20, 20, 6)
-    accs = {n: _runs(cfg, "TNIID", a, {**h, **({"switch_round": sw} if a == "hybrid" else {})})
-            for n, (a, h) in HYBRIDS.items()}
-    # the accuracy-triggered switch (spec §5.4): SoftBetter until 60 % test accuracy, then FedAvg
     rule = AccuracySwitch((LossWeighted("fedsoftbetter"), FedAvgWeights()), (target,))
     algo = dataclasses.replace(toys.algorithms.get("fedavg"), name="softbetter-until-60",
                                weights=rule)
     size = _size(cfg)
     backend = torch_backend(cfg)
     fac = Factory(functools.partial(_problem_at, cfg, "TNIID", "mlp"), "TNIID-mlp")
-    accs["softbetter-until-60%"] = sweep_runs(
+    return sweep_runs(
         cfg, fac, algo, grid={"data_seed": list(range(size["seeds"]))}, rounds=size["rounds"],
         label="001-switch eta0=0.03 target=0.6", lr=functools.partial(lr, eta0=0.03),
         backend=backend, **({} if backend == "numpy" else {"device": cfg.device}),
         callbacks=[SwitchOnAccuracy(rule)], **LOCAL, **SOFT)["test_accuracy"][:, 0]
+
+
+@register("001:fig3", "BM-B Fig. 3 / App. B.3", "hybrid strategies, non-IID R60", STAND_IN,
+          "non-IID FMNIST R60: FedAvg 5.48 ± 0.75, FedSoftWorseAvg 6.13 ± 0.91, "
+          "FedSoftBetterAvg 4.97 ± 0.57, FedAvgSoftWorse 5.76 ± 0.72 (switch at round 20)")
+def fig3(cfg) -> Result:
+    target, sw, H = 0.6, cfg.pick(20, 20, 6), _size(cfg)["rounds"]
+    accs = {n: _runs(cfg, "TNIID", a, {**h, **({"switch_round": sw} if a == "hybrid" else {})})
+            for n, (a, h) in HYBRIDS.items()}
+    accs["softbetter-until-60%"] = _switch_runs(cfg, target)
     R = {n: rounds_to(a, target) for n, a in accs.items()}
-    m = {n: ci95(r)[0] for n, r in R.items()}
     names = list(HYBRIDS)
-    fastest, slowest = min(names, key=m.get), max(names, key=m.get)
-    ok1, ok2 = fastest == "fedsoftbetteravg", slowest == "fedsoftworseavg"
-    tie1, tie2 = _extreme_tied(R, names, fastest), _extreme_tied(R, names, slowest)
+    kw = {"pair": rounds_pair, "resolution": RES_R, "horizon": H}
+    fast, f_dec = against_all(R["fedsoftbetteravg"], {n: R[n] for n in names
+                                                       if n != "fedsoftbetteravg"}, "<", **kw)
+    slow, s_dec = against_all(R["fedsoftworseavg"], {n: R[n] for n in names
+                                                      if n != "fedsoftworseavg"}, ">", **kw)
     same = np.array_equal(accs["fedavg"][:, :sw], accs["fedavgsoftworse"][:, :sw])
-    sep = " and its 95 % interval apart from every other's (else a tie)"
-    claims = [Claim("FedSoftBetterAvg fastest", "4.97 (lowest)",
-                    ", ".join(f"{n} {fmt_ci(R[n])}" for n in names), "lowest mean R60" + sep,
-                    ok1, (f"lowest mean {fastest}, within another's interval" if tie1 else
-                          "" if ok1 else f"{fastest} is faster"),
-                    status="tie" if tie1 else None),
-              Claim("FedSoftWorseAvg slowest", "6.13 (highest)", f"slowest: {slowest}",
-                    "highest mean R60" + sep, ok2,
-                    (f"highest mean {slowest}, within another's interval" if tie2 else
-                     "" if ok2 else f"{slowest} is slower"),
-                    status="tie" if tie2 else None)]
-    notes = [f"FedAvgSoftWorse is FedAvg until round {sw}: our runs are bit-identical to "
-             f"FedAvg's before the switch ({same}), so with R60 < {sw} its R60 equals FedAvg's. "
-             "The paper's 5.76 vs 5.48 for these two can only come from different run sets "
-             "(spec §6.2 notes the two FedAvg values 5.90 / 5.48 differ likewise).",
+    if unreached(*(R[n] for n in names)):  # nothing to compare: not exercised
+        fast, slow, f_dec, s_dec = "not exercised", "not exercised", {}, {}
+    rule = (f"by the paired 95 % interval of min(R60, H) against every other hybrid (within "
+            f"±{RES_R:g} round: a tie)")
+    claims = [as_claim("FedSoftBetterAvg fastest", "4.97 (lowest)",
+                       f"{_r60(R, H, names)}; FedSoftBetterAvg minus {_diffs(f_dec)}",
+                       "lowest R60 " + rule, fast, hows(f_dec) if f_dec else UNREACHED),
+              as_claim("FedSoftWorseAvg slowest", "6.13 (highest)",
+                       f"FedSoftWorseAvg minus {_diffs(s_dec)}", "highest R60 " + rule, slow,
+                       hows(s_dec) if s_dec else UNREACHED)]
+    S = len(R["fedavg"])
+    notes = [_power(S, [d.width for d in (*f_dec.values(), *s_dec.values())], False, RES_R),
+             f"FedAvgSoftWorse is FedAvg until round {sw}: our runs are bit-identical to "
+             f"FedAvg's before the switch ({same}), so with R60 < {sw} its R60 equals FedAvg's "
+             "(a paired difference of exactly 0: a tie). The paper's 5.76 vs 5.48 for these two "
+             "can only come from different run sets (spec §6.2 notes the two FedAvg values "
+             "5.90 / 5.48 differ likewise).",
              "Accuracy-triggered switch (no paper number): R60 "
-             f"{fmt_ci(R['softbetter-until-60%'])}."]
-    rows = [{"algorithm": n, "R60_mean": ci95(r)[0], "R60_half": ci95(r)[1],
-             "reached": ci95(r)[2]} for n, r in R.items()] + _rows(accs, "non-IID")
+             f"{km_rounds(R['softbetter-until-60%'], H).fmt()} (Kaplan–Meier median)."]
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "hybrids, non-IID")
-    return Result(rows, claims, fig, setup=f"switch at round {sw}; target 60 %", notes=notes)
+    return Result(_r60_rows(R, H) + _rows(accs, "non-IID"), claims, fig,
+                  setup=f"switch at round {sw}; target 60 %, horizon H = {H} rounds; {S} {SEEDS}",
+                  notes=notes)
 
 
 @register("001:k", "BM-B §4 / App. B.1", "FedWorse(k) / FedBetter(k): k and softening",
@@ -216,26 +252,26 @@ def k_rules(cfg) -> Result:
     for n in ("fedsoftworse", "fedsoftbetter"):
         a, h = RULES[n]
         accs[n] = _runs(cfg, "TNIID", a, h)
-    final = {n: float(a[:, -1].mean()) for n, a in accs.items()}
-    claims = []
+    fin = {n: a[:, -1] for n, a in accs.items()}
+    claims, widths = [], []
+    rule = f"(paired 95 % interval; within ±{RES_ACC * 100:g} pp: a tie)"
     for base, soft in (("fedmax-k", "fedsoftworse"), ("fedbetter-k", "fedsoftbetter")):
-        lo, hi = final[f"{base}(10%)"], final[f"{base}(20%)"]
-        o = order(hi, lo, RES_ACC)
-        claims.append(Claim(f"{base}: k 10 % -> 20 % raises final accuracy", "increases",
-                            f"{lo * 100:.2f} -> {hi * 100:.2f} %",
-                            f"higher at 20 % by >= {RES_ACC * 100:g} pp (below: a tie)",
-                            o == ">", "" if o in (">", "tie") else "lower",
-                            status="tie" if o == "tie" else None))
-        s = final[soft]
-        o = order(s, max(lo, hi), RES_ACC)
-        claims.append(Claim(f"softening improves {base}", "improves",
-                            f"{soft} {s * 100:.2f} % vs best k {max(lo, hi) * 100:.2f} %",
-                            f"soft rule's final accuracy above the k rules' by >= "
-                            f"{RES_ACC * 100:g} pp (below: a tie)", o == ">",
-                            "" if o in (">", "tie") else "worse",
-                            status="tie" if o == "tie" else None))
+        lo, hi = fin[f"{base}(10%)"], fin[f"{base}(20%)"]
+        d = acc_pair(hi, lo, ">", RES_ACC)
+        claims.append(as_claim(f"{base}: k 10 % -> 20 % raises final accuracy", "increases",
+                               f"{lo.mean() * 100:.2f} -> {hi.mean() * 100:.2f} %, {d.fmt()}",
+                               "higher at 20 % " + rule, d.outcome, d.how))
+        out, dec = against_all(fin[soft], {f"{base}({k})": fin[f"{base}({k})"]
+                                           for k in ("10%", "20%")}, ">", resolution=RES_ACC)
+        claims.append(as_claim(f"softening improves {base}", "improves",
+                               f"{soft} {fin[soft].mean() * 100:.2f} %; {soft} minus "
+                               f"{_diffs(dec)}", "the soft rule's final accuracy above both "
+                               "k rules' " + rule, out, hows(dec)))
+        widths += [d.width] + [x.width for x in dec.values()]
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "non-IID")
-    return Result(_rows(accs, "non-IID") + [{"algorithm": n, "final_accuracy": v}
-                                            for n, v in final.items()], claims, fig,
-                  setup="non-IID = 2 classes per client")
+    S = len(fin["fedsoftworse"])
+    return Result(_rows(accs, "non-IID") + [{"algorithm": n, "final_accuracy": float(v.mean())}
+                                            for n, v in fin.items()], claims, fig,
+                  setup=f"non-IID = 2 classes per client; {S} {SEEDS}",
+                  notes=[_power(S, widths)])

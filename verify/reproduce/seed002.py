@@ -11,6 +11,11 @@ two-FC-layer CNN); aggregation weights 1/N as in Alg. 1. Metric: test accuracy a
 last 10 % of the rounds (paper: last 200 of 2000; we measure every round). Each method's runs
 are one :func:`verify.sweep` over (data seed, participation setting); the FedAU CNN on
 3-channel images is item ``002:cnn`` (:mod:`verify.reproduce.seed002_cnn`).
+
+Every claim of Table 1 and Fig. 1 is decided by paired 95 % intervals over the data seeds
+(split, p_n, run seed; every method and cutoff runs on each): 0.5 pp resolution for Table 1,
+1 pp for Fig. 1, a diverged run scored at chance; a comparison of runs that are identical by
+construction (K = 50 vs K = ∞ when no interval reaches 50 rounds) is *not exercised*.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import math
 
 import numpy as np
 
+from .claims import acc_pair, against_all, at_least, hows
 from .common import DIGITS, LastProcess, federate, pool, sweep_runs
 from .data import NotedCache
-from .registry import Claim, Result, order, register
+from .registry import Result, register
 from .seed000 import _fig
+from .seed002_claims import scored
+from .stats import as_claim, power_note
 
 METHODS = {  # label: (algorithm, hyper) -- Table C.4.1, SVHN column (gamma = lr, eta = server_lr)
     "FedAU K→∞": ("fedau", {"K": math.inf, "lr": 0.1, "server_lr": 1.0}),
@@ -140,7 +148,7 @@ def method_grid(cfg, names, settings, seeds, label):
           "spec): Bernoulli FedAU K=50 89.6, K→∞ 89.3, avg participating 87.2, avg all 87.0, "
           "FedVarp 88.9, MIFA 88.7, known 88.4; cyclic: MIFA 77.4 and FedVarp 83.9 the worst")
 def table1(cfg) -> Result:
-    S = cfg.n_seeds(5, 2, 1)
+    S = cfg.n_seeds(5, 3, 2)
     settings = {pat: (pat, 0.02, 0.1, 0.1) for pat in PATTERNS}
     vals = method_grid(cfg, list(METHODS), settings, S, "table1")
     res, rows = {}, []
@@ -151,31 +159,7 @@ def table1(cfg) -> Result:
             rows.append({"pattern": pat, "method": name, "test_acc_mean": res[pat, name],
                          "test_acc_std": float(np.std(v)), "seeds": S,
                          "paper_svhn_test": PAPER_SVHN[pat][name]})
-    claims = []
-    for pat in PATTERNS:
-        a = res[pat, "FedAU K=50"]
-        o = order(a, max(res[pat, "Avg participating"], res[pat, "Avg all"]), RESOLUTION)
-        claims.append(Claim(f"{pat}: FedAU (K=50) beats the averaging baselines",
-                            f"{PAPER_SVHN[pat]['FedAU K=50']} vs "
-                            f"{PAPER_SVHN[pat]['Avg participating']} / "
-                            f"{PAPER_SVHN[pat]['Avg all']}",
-                            f"{a * 100:.2f} vs {res[pat, 'Avg participating'] * 100:.2f} / "
-                            f"{res[pat, 'Avg all'] * 100:.2f}",
-                            f"higher than both by >= {RESOLUTION * 100:g} pp (else a tie)",
-                            o == ">", "" if o in (">", "tie") else "a baseline is higher",
-                            status="tie" if o == "tie" else None))
-    n50 = sum(res[p, "FedAU K=50"] >= res[p, "FedAU K→∞"] for p in PATTERNS)
-    claims.append(Claim("K=50 generally better than K→∞", "3 of 3 patterns (SVHN)",
-                        f"{n50} of 3", "in >= 2 of 3 patterns", n50 >= 2,
-                        "" if n50 >= 2 else f"only {n50} of 3"))
-    nk = sum(res[p, "FedAU K=50"] >= res[p, "Known stats"] for p in PATTERNS)
-    claims.append(Claim("FedAU beats known statistics", "3 of 3 patterns (SVHN)", f"{nk} of 3",
-                        "in >= 2 of 3 patterns", nk >= 2, "" if nk >= 2 else f"only {nk} of 3"))
-    worst = min(METHODS, key=lambda n: res["cyclic", n])
-    claims.append(Claim("cyclic: MIFA worst", "MIFA 77.4 (lowest)",
-                        f"lowest: {worst} ({res['cyclic', worst] * 100:.1f}); MIFA "
-                        f"{res['cyclic', 'MIFA'] * 100:.1f}", "MIFA lowest in the cyclic column",
-                        worst == "MIFA", "" if worst == "MIFA" else f"{worst} is lower"))
+    claims, widths = _table1_claims(vals)
     fig, axes = _fig(3, 4.0, 3.6)
     for ax, pat in zip(axes[0], PATTERNS):
         names = list(METHODS)
@@ -190,10 +174,56 @@ def table1(cfg) -> Result:
     spread = max(res.values()) - min(res.values())
     sd = float(np.mean([r["test_acc_std"] for r in rows]))
     return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)} clients, "
-                  f"{cfg.pick(2000, 300, 40)} rounds, {S} seed(s)",
-                  notes=[f"All 21 (pattern, method) means lie within {spread * 100:.2f} pp; the "
-                         f"mean seed-to-seed std is {sd * 100:.2f} pp, so orderings closer than "
-                         "that are not significant (the paper's SVHN spread is 12 pp)."])
+                  f"{cfg.pick(2000, 300, 40)} rounds, {S} data seed(s) (split, p_n, run; every "
+                  "method runs on each, so the intervals are paired)",
+                  notes=[power_note(S, RESOLUTION * 100, np.array(widths) * 100, " pp",
+                                    paired=True),
+                         f"All 21 (pattern, method) means lie within {spread * 100:.2f} pp; the "
+                         f"mean seed-to-seed std is {sd * 100:.2f} pp (the paper's SVHN spread "
+                         "is 12 pp). A diverged run is scored at chance (10 %)."])
+
+
+def _table1_claims(vals):
+    """Table 1's claims from ``vals[pattern, method]`` (per data seed): (claims, widths)."""
+    v = {k: scored(x) for k, x in vals.items()}
+    claims, widths = [], []
+    rule = f"by the paired 95 % interval (within ±{RESOLUTION * 100:g} pp: a tie)"
+    for pat in PATTERNS:
+        out, dec = against_all(v[pat, "FedAU K=50"], {n: v[pat, n] for n in (
+            "Avg participating", "Avg all")}, ">", resolution=RESOLUTION)
+        widths += [d.width for d in dec.values()]
+        p = PAPER_SVHN[pat]
+        claims.append(as_claim(f"{pat}: FedAU (K=50) beats the averaging baselines",
+                               f"{p['FedAU K=50']} vs {p['Avg participating']} / {p['Avg all']}",
+                               f"{v[pat, 'FedAU K=50'].mean() * 100:.2f} vs "
+                               f"{v[pat, 'Avg participating'].mean() * 100:.2f} / "
+                               f"{v[pat, 'Avg all'].mean() * 100:.2f}; FedAU minus " +
+                               "; ".join(f"{n} {d.fmt()}" for n, d in dec.items()),
+                               "above both " + rule, out, hows(dec)))
+    for what, rival, paper in (("K=50 generally better than K→∞", "FedAU K→∞",
+                                "3 of 3 patterns (SVHN; by 0.1 to 0.3 pp)"),
+                               ("FedAU beats known statistics", "Known stats",
+                                "3 of 3 patterns (SVHN)")):
+        dec = {p: acc_pair(v[p, "FedAU K=50"], v[p, rival], ">", RESOLUTION) for p in PATTERNS}
+        widths += [d.width for d in dec.values()]
+        same = all(np.array_equal(v[p, "FedAU K=50"], v[p, rival]) for p in PATTERNS)
+        claims.append(as_claim(what, paper, "; ".join(f"{p}: {d.fmt()}" for p, d in dec.items()),
+                               f"FedAU K=50 above {rival} in >= 2 of 3 patterns " + rule +
+                               "; not exercised when the runs are identical",
+                               "not exercised" if same else at_least(dec.values(), 2),
+                               "identical runs (no interval reached the cutoff K = 50 within "
+                               "the rounds)" if same else hows(dec)))
+    out, dec = against_all(v["cyclic", "MIFA"], {n: v["cyclic", n] for n in METHODS
+                                                 if n != "MIFA"}, "<", resolution=RESOLUTION)
+    widths += [d.width for d in dec.values()]
+    worst = min(METHODS, key=lambda n: v["cyclic", n].mean())
+    claims.append(as_claim("cyclic: MIFA worst", "MIFA 77.4 (lowest)",
+                           f"lowest mean: {worst} ({v['cyclic', worst].mean() * 100:.1f}); MIFA "
+                           f"{v['cyclic', 'MIFA'].mean() * 100:.1f}; MIFA minus " +
+                           "; ".join(f"{n} {d.fmt()}" for n, d in dec.items()),
+                           "MIFA below every other method in the cyclic column " + rule, out,
+                           hows(dec)))
+    return claims, widths
 
 
 @register("002:fig1", "FedAU Fig. 1 / App. D.5.2", "cutoff K sweep for several lower bounds "
@@ -201,49 +231,70 @@ def table1(cfg) -> Result:
           "bound on p_n; K >= 500 degrades badly when the lower bound is small (grids only in "
           "the figure)")
 def fig1(cfg) -> Result:
-    S = cfg.n_seeds(3, 1, 1)
+    S = cfg.n_seeds(3, 3, 2)
     Ks = cfg.pick([5, 10, 50, 500, math.inf], [5, 50, 500, math.inf], [5, 50, math.inf])
     pmins = cfg.pick([0.005, 0.02, 0.1], [0.005, 0.1], [0.005, 0.1])
-    res, rows = {}, []
+    R = rounds(cfg)
+    vals, rows = {}, []
     for pm in pmins:
         for s in range(S):
             prob, probs = setting(cfg, s, pm)
-            R = rounds(cfg)
             acc = sweep_runs(cfg, prob, "fedau", grid={"K": Ks}, rounds=R, seeds=[s],
                              label=f"002-fig1 p_min={pm} seed={s}",
                              participation=process("bernoulli", probs), local_steps=5,
                              batch_size=16, lr=0.1, server_lr=1.0)["test_accuracy"][:, 0]
             for K, a in zip(Ks, acc):
-                res.setdefault((pm, K), []).append(float(np.nanmean(a[-max(1, R // 10):])))
+                tail = a[-max(1, R // 10):]
+                vals.setdefault((pm, K), []).append(float(np.nanmean(tail)) if
+                                                    np.isfinite(tail).any() else math.nan)
         for K in Ks:
-            res[pm, K] = float(np.mean(res[pm, K]))
-            rows.append({"p_min": pm, "K": K, "test_acc": res[pm, K]})
-    claims = []
-    for pm in pmins:
-        best = max(Ks, key=lambda k: res[pm, k])
-        ok = res[pm, 50] >= res[pm, best] - 0.01
-        claims.append(Claim(f"p_min = {pm:g}: K = 50 best", "K = 50 best",
-                            f"best K = {best:g} ({res[pm, best] * 100:.1f} %), K = 50 "
-                            f"{res[pm, 50] * 100:.1f} %", "K = 50 within 1 pp of the best K",
-                            bool(ok), "" if ok else "K = 50 more than 1 pp below"))
-    lo = pmins[0]
-    big = [k for k in Ks if k >= 500]
-    drop = res[lo, 50] - min(res[lo, k] for k in big)
-    ok = drop > 0.01
-    claims.append(Claim(f"K >= 500 degrades at small p_min ({lo:g})", "degrades badly",
-                        f"K = 50 minus worst K >= 500: {drop * 100:+.1f} pp",
-                        "more than 1 pp below K = 50", bool(ok), "" if ok else "no clear drop"))
+            vals[pm, K] = scored(vals[pm, K])  # a diverged run: chance
+            rows.append({"p_min": pm, "K": K, "test_acc": float(vals[pm, K].mean()),
+                         "seeds": S})
+    claims, widths = _fig1_claims(vals, Ks, pmins)
     fig, ax = _fig(1, 6, 3.6)
     for pm in pmins:
-        ax[0, 0].plot([min(k, 1e4) for k in Ks], [res[pm, k] * 100 for k in Ks], "o-",
+        ax[0, 0].plot([min(k, 1e4) for k in Ks], [vals[pm, k].mean() * 100 for k in Ks], "o-",
                       label=f"p_min = {pm:g}")
     ax[0, 0].set_xscale("log")
     ax[0, 0].set_xlabel("K (∞ drawn at 1e4)")
     ax[0, 0].set_ylabel("test accuracy %")
     ax[0, 0].legend()
-    R = cfg.pick(2000, 300, 40)
-    notes = [f"With {R} rounds, every K >= {R} gives the same weights as K = ∞ (an interval "
-             "never reaches the cutoff): those columns coincide by construction."] \
-        if any(k >= R and not math.isinf(k) for k in Ks) else []
-    return Result(rows, claims, fig, setup=f"{S} seed(s), FedAU gamma 0.1, eta 1, {R} rounds",
+    notes = [power_note(S, RES_K * 100, np.array(widths) * 100, " pp", paired=True)]
+    if any(k >= R and not math.isinf(k) for k in Ks):
+        notes.append(f"With {R} rounds, every K >= {R} gives the same weights as K = ∞ (an "
+                     "interval never reaches the cutoff): those columns coincide by "
+                     "construction.")
+    return Result(rows, claims, fig, setup=f"{S} data seed(s) (split, p_n, run; every K runs "
+                  f"on each, so the intervals are paired), FedAU gamma 0.1, eta 1, {R} rounds",
                   notes=notes)
+
+
+RES_K = 0.01  # 1 pp: Fig. 1's differences between cutoffs below it are ties
+
+
+def _fig1_claims(vals, Ks, pmins):
+    """Fig. 1's claims from ``vals[p_min, K]`` (per data seed): K = 50 against the best other
+    K of each p_min, and K = 50 against the worst K >= 500 at the smallest p_min."""
+    claims, widths = [], []
+    rule = f"by the paired 95 % interval (within ±{RES_K * 100:g} pp: a tie)"
+    for pm in pmins:
+        best = max((k for k in Ks if k != 50), key=lambda k: vals[pm, k].mean())
+        d = acc_pair(vals[pm, 50], vals[pm, best], ">", RES_K)
+        widths.append(d.width)
+        claims.append(as_claim(f"p_min = {pm:g}: K = 50 best", "K = 50 best",
+                               f"K = 50 {vals[pm, 50].mean() * 100:.1f} %, best other K = "
+                               f"{best:g} {vals[pm, best].mean() * 100:.1f} %; {d.fmt()}",
+                               "K = 50 above the best other K " + rule, d.outcome, d.how))
+    lo = pmins[0]
+    worst = min((k for k in Ks if k >= 500), key=lambda k: vals[lo, k].mean())
+    d = acc_pair(vals[lo, 50], vals[lo, worst], ">", RES_K)
+    widths.append(d.width)
+    same = np.array_equal(vals[lo, 50], vals[lo, worst])
+    claims.append(as_claim(f"K >= 500 degrades at small p_min ({lo:g})", "degrades badly",
+                           f"K = 50 minus the worst K >= 500 (K = {worst:g}): {d.fmt()}",
+                           "K = 50 above the worst K >= 500 " + rule + "; not exercised when "
+                           "the runs are identical", "not exercised" if same else d.outcome,
+                           "identical runs (no interval reached the cutoff K = 50 within the "
+                           "rounds)" if same else d.how))
+    return claims, widths

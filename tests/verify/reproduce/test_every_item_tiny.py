@@ -40,6 +40,10 @@ def test_item_runs_end_to_end_at_tiny_size(out, item):
         assert (d / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"## {item} " in rec.section and "| claim | paper | ours | rule | outcome |" in \
         rec.section
+    # its power (seeds and resolution, or why no interval) and the rule naming 'inconclusive'
+    assert "- Power: " in rec.section and "*inconclusive*" in rec.section, item
+    for c in meta["claims"]:
+        assert c["outcome"] != "inconclusive" or c["how"], (item, c)  # says what would decide
 
 
 def test_the_whole_set_at_tiny_size_via_the_cli(out, capsys):
