@@ -330,9 +330,10 @@ def fig5(cfg) -> Result:
     axes[0, 1].set_ylabel(f"restricted mean R{x * 100:g}")
     claim, widths = fig5_claim(temps, c, x)
     return Result(rows, [claim], fig, setup=f"T multiplies the loss (the [repo]'s convention); "
-                  "with the dividing convention (alpha ∝ p exp(x / T)) a higher T here is a "
-                  f"lower T there, so the same data read the other way; target x = {x:.2f} (as "
-                  f"Table 3), horizon {H}", notes=[
+                  "with the dividing convention (alpha ∝ p exp(x / T), spec BM-25) these runs "
+                  "are T = 1/5 .. 1/30, and a trend of R_x in the multiplying T is the reverse "
+                  f"trend in the dividing one; target x = {x:.2f} (as Table 3), horizon {H}",
+                  notes=[
                       power_note(len(c[0]), RES_R, widths, " round(s)", paired=True),
                       "R_x of runs that never reach x is censored at the horizon: the restricted "
                       "mean E[min(R_x, H)] uses every run (rows: Kaplan–Meier medians too)."])
