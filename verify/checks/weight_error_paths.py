@@ -152,11 +152,16 @@ def weight_error_average_paths(ctx) -> list[CheckResult]:
     return out
 
 
-def _interval_stats(S: np.ndarray) -> dict:
+def interval_samples(S: np.ndarray, p: float) -> dict:
+    """Per-interval samples whose means are the identities' left-hand sides: S, the unbiased
+    variance terms, S^2, S (S - 1), and for the squared relative bias (p E[S] - 1)^2 (a smooth
+    function of the mean) the delta-method samples 2 (p E[S] - 1)(p S - 1) - (p E[S] - 1)^2."""
+    m = S.mean()
     return {"weight_error.interval_mean": S,
-            "weight_error.interval_var": None,  # judged on the pooled variance (below)
+            "weight_error.interval_var": (S - m) ** 2 * S.size / max(S.size - 1, 1),
             "weight_error.interval_second_moment": S ** 2,
-            "weight_error.interval_factorial_moment": S * (S - 1.0)}
+            "weight_error.interval_factorial_moment": S * (S - 1.0),
+            "weight_error.interval_bias": 2 * (p * m - 1.0) * (p * S - 1.0) - (p * m - 1.0) ** 2}
 
 
 @register("weight_error", "weight_error.interval_mean", "weight_error.interval_var",
@@ -168,19 +173,10 @@ def weight_error_interval_identities(ctx) -> list[CheckResult]:
     out = []
     for i, (p, K) in enumerate(SETTINGS + ((0.3, 1),)):
         S = completed_intervals(p, K, T, M, seed=300 + i)
-        mean = S.mean()
-        derived = {"weight_error.interval_var": (S - mean) ** 2 * S.size / max(S.size - 1, 1),
-                   "weight_error.interval_bias": None}
-        for bid, samples in {**_interval_stats(S), **derived}.items():
-            if bid == "weight_error.interval_bias":
-                continue
-            out.append(_identity(bid, samples, p, K, T, M, 300 + i))
-        # the squared relative bias (p E[S] - 1)^2: a smooth function of the mean, judged by
-        # the delta method on the interval lengths
-        out.append(_identity("weight_error.interval_bias", (p * S - 1.0) * 2 * (p * mean - 1.0)
-                             - (p * mean - 1.0) ** 2, p, K, T, M, 300 + i,
-                             note="delta method: samples 2 (p E[S] - 1)(p S - 1) - "
-                                  "(p E[S] - 1)^2 have the mean (p E[S] - 1)^2 to first order"))
+        for bid, samples in interval_samples(S, p).items():
+            note = "delta method: the mean of the samples is (p E[S] - 1)^2 to first order" \
+                if bid == "weight_error.interval_bias" else ""
+            out.append(_identity(bid, samples, p, K, T, M, 300 + i, note=note))
     return out
 
 

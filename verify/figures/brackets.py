@@ -8,15 +8,7 @@ The plot has two panels over the varied parameter: the bound ``B`` with the PEP'
 it is written by :func:`verify.figures.save`: 300 dpi PNG and SVG, each atomically, through the
 figure lint's hook.
 
-Example
--------
->>> import tempfile, pathlib
->>> from verify.tightness.plots import bracket_grid, plot_brackets
->>> rows = bracket_grid("drift.plateau", {"eta": 0.1, "L": 1.0, "zeta": 1.0}, "tau", [1, 2],
-...                     cache=False)
->>> path = plot_brackets(rows, "tau", pathlib.Path(tempfile.mkdtemp()) / "plateau.png")
->>> path.exists()
-True
+The example (a grid solved and plotted) is in :mod:`verify.tightness.plots`.
 """
 
 from __future__ import annotations
