@@ -243,16 +243,17 @@ def _worst_layer(mutants, observed, budget) -> LayerRun:
     return out
 
 
-def registered_search(alias_of, mutants, budget, setting) -> LayerRun:
+def registered_search(alias_of, mutants, budget, setting, seed=0, exact=False) -> LayerRun:
     """The search layer of a registered bound: ``verify.falsify(exact=False)`` per mutant
-    (registered under an alias with the original's registration)."""
+    (registered under an alias with the original's registration); the oracle of
+    :mod:`verify.falsify.power` calls it with another seed and ``exact=True``."""
     import verify
 
     out = LayerRun()
     t0 = time.perf_counter()
     for m in mutants:
         with alias_of(m) as aid:
-            res = verify.falsify(aid, budget=int(budget), seed=0, exact=False, **setting)
+            res = verify.falsify(aid, budget=int(budget), seed=seed, exact=exact, **setting)
         out.evaluations += res.evaluations
         ok = res.verdict == "VIOLATED" and res.instance is not None
         out.flags[m.id] = Flag(ok, f"falsify: {res.verdict} {res.reason}".strip(),

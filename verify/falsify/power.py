@@ -133,13 +133,14 @@ def above(original, mutant, n: int = GRID, seed: int = 0) -> tuple:
     return True, f"grid: >= the original at {int(ok.sum())} feasible points (evidence)"
 
 
-def truth(original, mutant, flags: dict) -> Truth:
+def truth(original, mutant, flags: dict, up=None) -> Truth:
     """The truth of ``mutant`` (see the module docstring); ``flags``: layer -> :class:`Flag`
-    (their witnesses are the certificates of falsity)."""
+    (their witnesses are the certificates of falsity); ``up``: :func:`above`'s answer when
+    already computed."""
     if original.kind == "identity":  # an equality: every mutant differs from it somewhere
         return Truth("false", "an identity: the mutant differs from the exact expression "
                               "(mutants equal to the original are left out)")
-    up, how = above(original, mutant)
+    up, how = above(original, mutant) if up is None else up
     if up:
         return Truth("true", how)
     for layer in (*LAYERS, "oracle"):
@@ -169,12 +170,13 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
         runs = _registered(bound, ms, ctx, budget, dict(setting or {}), layers)
     else:
         runs = _catalogue(bound, ms, ctx, budget, layers)
+    ups = {m.id: above(bound, m) for m in ms}  # once: sympy and a 20000-point grid each
     if oracle:
-        runs["oracle"] = _oracle(bound, ms, runs, budget, dict(setting or {}))
+        runs["oracle"] = _oracle(bound, ms, runs, budget, dict(setting or {}), ups)
     out = []
     for m in ms:
         flags = {k: r.flags.get(m.id) for k, r in runs.items()}
-        t = truth(bound, m, flags)
+        t = truth(bound, m, flags, ups[m.id])
         out.append(MutantResult(m.id, bound.id, operator_of(m.id), sp.sstr(m.expr), t.status,
                                 t.how, {k: (None if f is None else bool(f.flagged))
                                         for k, f in flags.items() if k != "oracle"},
@@ -182,32 +184,23 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
     return out, runs
 
 
-def _oracle(bound, ms, runs, budget, setting) -> LayerRun:
-    """The oracle (module docstring) on the mutants no layer flagged and that may be false."""
+def _oracle(bound, ms, runs, budget, setting, ups) -> LayerRun:
+    """The oracle (module docstring) on the mutants no layer flagged and that may be false
+    (``ups``: mutant id -> :func:`above`'s answer)."""
     import boundlab
-    import verify
     from verify.checks._registry import FALSIFY_BUDGET
 
-    from ._power_layers import falsify_flags
+    from ._power_layers import falsify_flags, registered_search
     from .plan import batched_plan_applies
 
     if not batched_plan_applies(bound):
         return LayerRun(reason="verify.falsify's batched search does not run this bound")
     todo = [m for m in ms if not any(r.flags.get(m.id) and r.flags[m.id].flagged
-                                     for r in runs.values()) and not above(bound, m)[0]]
+                                     for r in runs.values()) and not ups[m.id][0]]
     b = max(ORACLE_MIN, ORACLE_FACTOR * int(budget or FALSIFY_BUDGET))
     if not boundlab.registry.is_registered(bound.id):
         return falsify_flags(bound, todo, b, seed=1, exact=True)
-    out, t0 = LayerRun(), time.perf_counter()
-    for m in todo:
-        with _alias(bound, m) as aid:
-            res = verify.falsify(aid, budget=b, seed=1, exact=True, **setting)
-        out.evaluations += res.evaluations
-        ok = res.verdict == "VIOLATED" and res.instance is not None
-        out.flags[m.id] = Flag(ok, f"oracle falsify: {res.verdict}",
-                               {"ratio": res.worst_ratio} if ok else {})
-    out.seconds = time.perf_counter() - t0
-    return out
+    return registered_search(lambda m: _alias(bound, m), todo, b, setting, seed=1, exact=True)
 
 
 def _catalogue(bound, ms, ctx, budget, layers) -> dict:
