@@ -17,7 +17,6 @@ __all__ = ["exact_worst_case", "TOL", "PEP_T_MAX"]
 TOL = 1e-6
 #: the largest number of gradient steps (rounds x local steps) a PEP is solved for
 PEP_T_MAX = 16
-_PEP_T_MAX = PEP_T_MAX
 
 
 def exact_worst_case(plan, res, wanted, instance_type) -> None:
@@ -39,9 +38,9 @@ def exact_worst_case(plan, res, wanted, instance_type) -> None:
         return
     best = None
     points = [(T, tau, plan.eta_range(T, tau)[1]) for T in plan.T_grid
-              for tau in plan.tau_grid if T * tau <= _PEP_T_MAX]
+              for tau in plan.tau_grid if T * tau <= PEP_T_MAX]
     if res.instance is not None and res.instance.run["rounds"] * res.instance.run.get(
-            "local_steps", 1) <= _PEP_T_MAX:  # the search's worst instance
+            "local_steps", 1) <= PEP_T_MAX:  # the search's worst instance
         r = res.instance.run
         points.append((r["rounds"], r.get("local_steps", 1), r["lr"]))
     for T, tau, eta in points:
