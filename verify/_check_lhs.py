@@ -66,13 +66,15 @@ NOT_MEASURABLE = {
     "pairwise_drift_next": "pairwise client distances are not recorded",
     "next_sq_dist": "a per-iteration quantity inside rounds (see the skew checks)",
     "round_avg_grad_norm2": "gradients at the local iterates are not recorded",
-    "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded",
+    "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded "
+                        "(verify.checks.weight_error_descent judges it on runs)",
     "local_deviation": "distances to the round's start model are not recorded",
     "local_divergence": "local divergences are not recorded",
     "neighbour_avg_deviation": "the beta algorithm's neighbour averages are not recorded",
     "perturbed_divergence": "the beta algorithm's perturbed points are not recorded",
     "local_drift": "FedAU's local drift is not recorded",
-    "one_round_descent": "an expected one-round descent (conditional expectation)",
+    "one_round_descent": "an expected one-round descent (conditional expectation; "
+                         "verify.checks.weight_error_descent judges it from fixed states)",
     "round_weight_error": "needs the clients' participation probabilities",
     "avg_weight_error": "needs the clients' participation probabilities",
     "contraction_factor": "a factor of the bound, not a measured quantity",

@@ -119,7 +119,8 @@ def register(family: str, *bound_ids: str):
 #: hand-written check modules beside the families' own (each imports its family's module,
 #: never the other way round: no import cycle)
 EXTRA_MODULES = ("weight_error_paths", "weight_error_drift", "drift_pairs", "skew_error_free",
-                 "contraction_local", "contraction_nonconvex", "contraction_complexity")
+                 "contraction_local", "contraction_nonconvex", "contraction_complexity",
+                 "weight_error_descent")
 
 
 def load_hand_written() -> None:
