@@ -318,9 +318,10 @@ def _registered(plan, budget, seed, names, exact) -> Falsification:
     try:
         best, res.evaluations, res.per_family = search(plan, fams, budget, seed)
         if best is not None:
-            run = {"algorithm": "fedavg", "rounds": best.T, "local_steps": best.tau,
-                   "lr": best.eta}
-            at = best.plan or plan  # the scale it was found at
+            at = best.plan or plan  # the scale (and hyper-parameter) it was found at
+            algo, hyper = at.toys_call()
+            run = {"algorithm": algo, **{k: v for k, v in hyper.items() if np.ndim(v) == 0},
+                   "rounds": best.T, "local_steps": best.tau, "lr": best.eta}
             data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec)}
             res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
                                     best.lhs, best.rhs, at)

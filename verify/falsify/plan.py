@@ -5,33 +5,47 @@ A bound declares ``lhs``, ``algorithm`` and ``function_class`` (a registered one
 :mod:`boundlab._catalogue_meta`; both read through :func:`boundlab.registry.meta`). The plan
 follows them:
 
-* ``algorithm``: ``"gd"`` (gradient descent: one client, one step per round, T = iterations)
-  or ``"fedavg"`` (full participation, exact gradients, ``tau`` local steps, T = rounds). Any
-  other algorithm is *not applicable* (it is never replaced by another one);
+* ``algorithm``: ``"gd"`` (gradient descent: one client, one step per round, T = iterations),
+  ``"fedavg"`` (full participation, exact gradients, ``tau`` local steps, T = rounds),
+  ``"fedprox"`` (FedAvg with proximal local steps, coefficient ``alpha``) or ``"beta"`` (seed
+  003's beta-perturbed local steps, uniform message graph); see
+  :mod:`verify.falsify.algorithms`. Any other algorithm is *not applicable* (it is never
+  replaced by another one);
 * ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
   strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
 * ``lhs``: one of :data:`verify.falsify.engine.LHS`.
 
 Run settings the bound leaves free are searched: the horizon ``T`` (grid :data:`T_GRID`
-unless ``T=`` is given), the local steps (FedAvg, grid :data:`TAU_GRID` unless ``tau=``), and
-the step size when the bound names one (``eta``, ``lr`` or ``gamma``): log-uniform in
-[eta_max/20, eta_max], eta_max the largest step its preconditions allow (bisection; at most
-2/L, where gradient descent on an L-smooth convex function still descends). A bound that names
-no step size is judged at ``eta=`` of the setting, default 1/L (stated in the result).
+unless ``T=`` is given), the local steps (grid :data:`TAU_GRID` unless ``tau=``), the
+algorithm's hyper-parameter (FedProx's alpha, beta's beta: the grids of
+:data:`verify.falsify.algorithms.HYPER` unless the setting gives it), and the step size when
+the bound names one (``eta``, ``lr`` or ``gamma``): log-uniform in [eta_max/20, eta_max],
+eta_max the largest step its preconditions allow (bisection; at most 2/L, where gradient
+descent on an L-smooth convex function still descends). A precondition that names the step
+alone on one side (``gamma >= 1/(2 E (L + alpha))``) bounds the range by the other side's
+value, so a theorem's prescribed step (``<=`` and ``>=`` together) is searched at that step
+exactly. A bound that names no step size is judged at ``eta=`` of the setting, default 1/L
+(stated in the result).
 
 Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0 - x*||,
 ``T``, the step, the local steps (``tau``, ``E``, ``K``, ``I``), ``M`` = ``N`` = clients,
 ``Delta`` = ``F0`` = F(x0) - F*, ``G`` = max ||g_i|| over the gradients used, ``sigma`` = 0,
 ``S`` = sum p_i^2, ``p_min``, and the per-round ones of its left-hand side
-(:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``f_w``, ``f_star``, ``dist0``,
-``dist_tau``, ``drift_sum``). Any other parameter must be
-given in the setting, else the bound is not applicable. Heterogeneity constants
-(:data:`HETEROGENEITY`) are 0 for gradient descent (one client). For FedAvg, DKR's ``zeta``
-is held fixed by construction: the families that can (``tilt = True``) give every client one
-shared function plus a linear tilt, max norm zeta (``zeta=`` of the setting, default
-:data:`ZETA_DEFAULT` L D; :mod:`verify.falsify.families.tilt`). The others (Gamma, ...) are
-not applicable yet: no family holds them fixed, and a value measured at x* would judge a
-"for all x" bound on instances outside its class.
+(:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``gamma_prev`` (the previous
+round's step, 0 at t = 0), ``f_w``, ``f_star``, ``dist0``, ``dist_tau``, ``drift_sum``). Any
+other parameter must be given in the setting, else the bound is not applicable.
+Heterogeneity constants (:data:`HETEROGENEITY`) are 0 for gradient descent (one client).
+With several clients:
+
+* Li et al.'s ``Gamma`` = F* - sum_i p_i F_i* is **measured** on every instance of a strongly
+  convex class, from the exact minima of the clients (closed form for quadratics, batched
+  Newton for ridge sums, toys' solver for logistic clients);
+* DKR's ``zeta`` is held fixed by construction: the families that can (``tilt = True``) give
+  every client one shared function plus a linear tilt, max norm zeta (``zeta=`` of the
+  setting, default :data:`ZETA_DEFAULT` L D; :mod:`verify.falsify.families.tilt`);
+* the others (and Gamma on convex classes, where a client may have no minimiser, or together
+  with zeta, whose tilted clients have none) are not applicable yet: a value measured at x*
+  would judge a "for all x" bound on instances outside its class.
 
 >>> import boundlab
 >>> from boundlab import Bound, make_params, sym
@@ -42,13 +56,21 @@ not applicable yet: no family holds them fixed, and a value measured at x* would
 >>> p.algorithm, p.T_grid, p.step_fixed
 ('gd', (1, 2, 4, 8, 16, 64), 1.0)
 >>> _ = boundlab.unregister("mine.plan_demo")
+>>> p = make_plan(boundlab.get("contraction.fedprox_sc"), {})
+>>> p.hyper_grid
+({'alpha': 0.1}, {'alpha': 1.0}, {'alpha': 10.0})
+>>> p.with_hyper({"alpha": 1.0}).eta_range(4, 5)   # gamma = 1/(2 E (L + alpha)), pinned
+(0.05, 0.05)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from . import algorithms as _algorithms
+from .algorithms import ALGORITHMS
 from .engine import LHS, PER_ROUND
 from .families.registry import CLASSES, Spec
 
@@ -56,7 +78,6 @@ __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITH
 
 T_GRID = (1, 2, 4, 8, 16, 64)
 TAU_GRID = (1, 2, 5)
-ALGORITHMS = ("gd", "fedavg")
 STEP_NAMES = ("eta", "lr", "gamma")
 LOCAL_NAMES = ("tau", "E", "K", "I")
 GIVEN = {"L", "mu", "D", "D0", "R", "T", "M", "N", "Delta", "F0", "G", "sigma", "S",
@@ -73,9 +94,12 @@ def _scales(setting: dict, step_given: bool) -> tuple:
     return tuple((a, b) for a in lf for b in df)
 
 
-#: heterogeneity constants: zeta is held fixed by tilts (families.tilt), the others are not yet
+#: heterogeneity constants: zeta is held fixed by tilts (families.tilt), Gamma measured
+#: (strongly convex classes), the others not yet
 ZETA_DEFAULT = 0.5  # zeta = ZETA_DEFAULT * L * D when the setting gives none
 HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
+#: measured on every instance (per-instance parameters of the search and the replay)
+MEASURED = ("Gamma",)
 
 
 class NotApplicable(Exception):
@@ -98,13 +122,14 @@ class Plan:
     fixed: dict = field(default_factory=dict)
     notes: tuple = ()
     scales: tuple = ((1.0, 1.0),)
+    hyper_grid: tuple = ({},)  # the algorithm's hyper-parameter points (algorithms.HYPER)
+    hyper_scaled: tuple = ()  # their names that scale with L (a searched alpha)
+    measured: tuple = ()  # per-instance parameters measured on each instance (Gamma)
 
     def at_scale(self, l_factor: float, d_factor: float) -> Plan:
-        """This plan with L, mu (and a default step 1/L) times ``l_factor`` and D times
-        ``d_factor``: one point of :data:`SCALES` (a typo in an exponent of L or D is
-        invisible at L = D = 1)."""
-        import dataclasses
-
+        """This plan with L, mu (and a default step 1/L, a searched alpha) times ``l_factor``
+        and D times ``d_factor``: one point of :data:`SCALES` (a typo in an exponent of L or D
+        is invisible at L = D = 1)."""
         if (l_factor, d_factor) == (1.0, 1.0):
             return self
         s = self.spec
@@ -112,14 +137,40 @@ class Plan:
         spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor,
                                    zeta=zeta)
         step = None if self.step_fixed is None else self.step_fixed / l_factor
-        return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),))
+        grid = tuple({k: v * l_factor if k in self.hyper_scaled else v for k, v in h.items()}
+                     for h in self.hyper_grid)
+        return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),),
+                                   hyper_grid=grid)
+
+    def with_hyper(self, hyper: dict) -> Plan:
+        """This plan at one point of its hyper-parameter grid."""
+        return dataclasses.replace(self, hyper_grid=(dict(hyper),))
+
+    @property
+    def hyper(self) -> dict:
+        """The algorithm's hyper-parameters: the plan's grid point (:meth:`with_hyper`); a
+        plan with several reads as at the first one (:meth:`scalars`, :meth:`eta_range`)."""
+        return dict(self.hyper_grid[0])
+
+    def toys_call(self) -> tuple:
+        """``(algorithm, keyword arguments)`` of ``toys.run`` for this plan's algorithm."""
+        return _algorithms.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
+
+    def rule(self):
+        """The batched engine's :class:`~verify.falsify.algorithms.LocalRule`."""
+        return _algorithms.rule(self.algorithm, self.hyper, self.spec.n_clients)
 
     def eta_range(self, T: int, tau: int):
         """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
         if self.step_name is None:
             return self.step_fixed, self.step_fixed
         hi = _eta_max(self, T, tau)
-        return hi / 20.0, hi
+        lo = hi / 20.0
+        if not _feasible(self, T, tau, lo):  # a lower bound on the step (a pinned step)
+            lower = [v for v in _step_sides(self, T, tau) if lo < v <= hi
+                     and _feasible(self, T, tau, v)]
+            lo = min(lower) if lower else hi
+        return lo, hi
 
     def scalars(self, T: int, tau: int) -> dict:
         """The parameters known before a run (constants, run settings, the setting)."""
@@ -129,6 +180,7 @@ class Plan:
         out.update({k: tau for k in LOCAL_NAMES})
         if s.zeta is not None:
             out["zeta"] = s.zeta
+        out.update(self.hyper)
         out.update(self.fixed)
         return out
 
@@ -138,6 +190,45 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
 
     ``algorithm`` / ``function_class``: those of a Bound object that is not registered (a
     registered or catalogue bound keeps its own; a different value is a DomainError)."""
+    algo, fclass = _declared(bound, algorithm, function_class)
+    names = set(bound.params) | set(bound.extra_params)
+    s = dict(setting)
+    spec = _spec(s, algo, fclass)
+    T_grid = (int(s.pop("T")),) if "T" in s else T_GRID
+    tau_names = [k for k in LOCAL_NAMES if k in s]
+    tau_grid = (1,) if algo == "gd" else (
+        (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
+    step_name, step_fixed, notes, step_given = _step(names, s, spec.L)
+    try:
+        hyper_grid, hyper_scaled = _algorithms.hyper_grid(algo, s, spec.L)
+    except ValueError as exc:
+        from boundlab.errors import DomainError
+
+        raise DomainError("setting", setting, str(exc)) from exc
+    notes += _algorithms.notes(algo, hyper_grid, hyper_scaled)
+    hetero = sorted(names & HETEROGENEITY)
+    spec, measured, het_notes = _heterogeneity(spec, hetero, algo, fclass, s)
+    notes += het_notes
+    fixed = {k: float(v) for k, v in s.items() if k in names}
+    fixed.update({k: step_fixed for k in STEP_NAMES if k in names and step_given})
+    if algo == "gd":  # one client: no heterogeneity at all
+        fixed.update({k: 0.0 for k in hetero})
+    held = {"zeta"} if spec.zeta is not None else set()
+    searched = set().union(*hyper_grid) | set(measured)
+    missing = sorted(names - GIVEN - held - searched - set(PER_ROUND.get(bound.lhs, ()))
+                     - set(fixed))
+    if missing:
+        raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
+                            f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
+                            "name=value")
+    return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
+                fixed, tuple(notes), _scales(setting, step_given), hyper_grid, hyper_scaled,
+                measured)
+
+
+def _declared(bound, algorithm, function_class):
+    """``(algorithm, function class)`` of ``bound`` from its metadata (or the arguments for an
+    unregistered Bound); NotApplicable when falsify cannot run it."""
     import boundlab
     from boundlab.errors import DomainError, UnknownNameError
 
@@ -157,70 +248,79 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
         raise NotApplicable(f"lhs {bound.lhs!r} is not measured by falsify yet (measured: "
                             f"{', '.join(LHS)})")
     if algo not in ALGORITHMS:
-        raise NotApplicable(f"algorithm {algo!r}: falsify runs {' and '.join(ALGORITHMS)} so "
+        raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} so "
                             "far (register the bound with one of them); no other algorithm "
                             "is run in its place")
     if fclass not in CLASSES:
         raise NotApplicable(f"function_class {fclass!r}: register the bound with one of "
                             f"{', '.join(CLASSES)}")
-    names = set(bound.params) | set(bound.extra_params)
-    s = dict(setting)
+    _check_no_pinned_setting(bound)
+    return algo, fclass
+
+
+def _check_no_pinned_setting(bound) -> None:
+    """NotApplicable when the preconditions pin a run setting the search takes from an integer
+    grid (``T``, the local steps) to an expression (``E <= E_opt`` and ``E >= E_opt``)."""
+    seen = {}
+    for pc in bound.preconditions:
+        name = getattr(pc.lhs, "name", None)
+        if name in ("T", *LOCAL_NAMES) and pc.op in ("<=", ">="):
+            seen.setdefault((name, str(pc.rhs)), set()).add(pc.op)
+    for (name, rhs), ops in seen.items():
+        if ops == {"<=", ">="}:
+            raise NotApplicable(f"its preconditions pin {name} = {rhs}: falsify runs {name} "
+                                "from an integer grid, not at a value set by the instance")
+
+
+def _spec(s: dict, algo: str, fclass: str) -> Spec:
+    """The :class:`Spec` of the setting ``s`` (its constants popped)."""
     L = float(s.pop("L", 1.0))
     mu = float(s.pop("mu", 0.1 * L if fclass == "smooth-strongly-convex" else 0.0))
     if fclass == "smooth-strongly-convex" and mu <= 0:
         raise NotApplicable("a strongly convex class needs mu > 0")
     n = 1 if algo == "gd" else int(s.pop("n_clients", s.pop("M", 3)))
-    spec = Spec(L=L, mu=mu, D=float(s.pop("D", 1.0)), n_clients=n, dim=int(s.pop("dim", 2)))
-    T_grid = (int(s.pop("T")),) if "T" in s else T_GRID
-    tau_names = [k for k in LOCAL_NAMES if k in s]
-    tau_grid = (1,) if algo == "gd" else (
-        (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
+    return Spec(L=L, mu=mu, D=float(s.pop("D", 1.0)), n_clients=n, dim=int(s.pop("dim", 2)))
+
+
+def _step(names, s: dict, L: float):
+    """``(step name searched or None, fixed step or None, notes, whether the setting gave
+    it)``."""
     steps = [k for k in STEP_NAMES if k in names]
     if len(steps) > 1:
         raise NotApplicable(f"the bound names several step sizes {steps}: falsify cannot tell "
                             "which one the algorithm uses")
-    notes = []
     given = [k for k in STEP_NAMES if k in s]
     step_fixed = float(s.pop(given[0])) if given else None
     if steps and step_fixed is None:
-        step_name = steps[0]
-    else:
-        step_name = None
-        if step_fixed is None:
-            step_fixed = 1.0 / L
-            notes.append(f"step size 1/L = {step_fixed:g} (the bound names none; pass eta=)")
-    hetero = sorted(names & HETEROGENEITY)
-    spec, zeta_note = _hold_zeta(spec, hetero, algo, s)
-    notes += zeta_note
-    fixed = {k: float(v) for k, v in s.items() if k in names}
-    if algo == "gd":  # one client: no heterogeneity at all
-        fixed.update({k: 0.0 for k in hetero})
-    held = {"zeta"} if spec.zeta is not None else set()
-    missing = sorted(names - GIVEN - held - set(PER_ROUND.get(bound.lhs, ())) - set(fixed))
-    if missing:
-        raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
-                            f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
-                            "name=value")
-    return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
-                fixed, tuple(notes), _scales(setting, bool(given)))
+        return steps[0], None, [], False
+    if step_fixed is None:
+        return None, 1.0 / L, [f"step size 1/L = {1.0 / L:g} (the bound names none; pass "
+                               "eta=)"], False
+    return None, step_fixed, [], True
 
 
-def _hold_zeta(spec, hetero, algo, s):
-    """The spec with zeta held fixed (tilted families) when the bound names it: ``(spec,
-    notes)``; NotApplicable for the heterogeneity constants no family holds fixed."""
-    import dataclasses
-
+def _heterogeneity(spec, hetero, algo, fclass, s):
+    """``(spec, measured, notes)``: zeta held fixed (tilted families), Gamma measured on each
+    instance (strongly convex classes); NotApplicable for what neither covers."""
     if not hetero or algo == "gd":
-        return spec, []
-    if hetero != ["zeta"]:
-        others = ", ".join(h for h in hetero if h != "zeta")
-        raise NotApplicable(f"heterogeneity constant(s) {others}: no family holds them fixed "
-                            "yet (zeta is: tilted clients)")
+        return spec, (), []
+    measured = ("Gamma",) if "Gamma" in hetero and fclass == "smooth-strongly-convex" else ()
+    others = [h for h in hetero if h != "zeta" and h not in measured]
+    if others or (measured and "zeta" in hetero):
+        why = ("zeta's tilted clients have no minimiser: Gamma cannot be measured with zeta "
+               "held fixed" if not others else
+               f"heterogeneity constant(s) {', '.join(others)}: no family holds them fixed or "
+               "measures them yet (zeta: tilted clients; Gamma: measured on strongly convex "
+               "classes)")
+        raise NotApplicable(why)
+    if measured:
+        return spec, measured, ["Gamma = F* - sum_i p_i F_i* measured on each instance "
+                                "(exact client minima)"]
     given = "zeta" in s
     zeta = float(s.pop("zeta")) if given else ZETA_DEFAULT * spec.L * spec.D
     notes = [] if given else [f"zeta = {zeta:g} ({ZETA_DEFAULT:g} L D; pass zeta=): clients "
                               "share one function plus tilts of norm zeta"]
-    return dataclasses.replace(spec, zeta=zeta), notes
+    return dataclasses.replace(spec, zeta=zeta), (), notes
 
 
 def batched_plan_applies(bound) -> bool:
@@ -254,12 +354,40 @@ def _feasible(plan, T, tau, eta) -> bool:
         return False
 
 
+def _step_sides(plan, T, tau) -> list:
+    """The values of the preconditions' other side where one side is the step alone
+    (``gamma <= 1/(2*L)``, ``gamma >= 1/(2*E*(L+alpha))``), at the run's scalars."""
+    import sympy as sp
+
+    vals = {**plan.scalars(T, tau), plan.step_name: 1.0}  # the step's value is not read
+    out = []
+    for pc in plan.bound.preconditions:
+        if not set(pc.names) <= set(vals):
+            continue
+        sides = (sp.sympify(pc.lhs), sp.sympify(pc.rhs))
+        for i in (0, 1):
+            one, other = sides[i], sides[1 - i]
+            if isinstance(one, sp.Symbol) and one.name == plan.step_name and \
+                    plan.step_name not in {x.name for x in other.free_symbols}:
+                try:
+                    v = float(pc.evaluators[1 - i]([vals[n] for n in pc.names]))
+                except Exception:  # noqa: BLE001 - not a number here: no bound from it
+                    continue
+                if math.isfinite(v) and v > 0:
+                    out.append(v)
+    return out
+
+
 def _eta_max(plan, T, tau) -> float:
     cap = 2.0 / plan.spec.L * (1 - 1e-9)
     if _feasible(plan, T, tau, cap):
         return cap
     lo = cap * 1e-6
     if not _feasible(plan, T, tau, lo):
+        pinned = [v for v in _step_sides(plan, T, tau) if v <= cap
+                  and _feasible(plan, T, tau, v)]
+        if pinned:  # a lower bound on the step too: the largest step the sides allow
+            return max(pinned)
         raise NotApplicable(f"no step size in [{lo:.3g}, {cap:.3g}] satisfies the "
                             f"preconditions of {plan.bound.id} at T={T}, tau={tau}")
     hi = cap

@@ -1,14 +1,15 @@
 """The batched population search of :func:`verify.falsify` over the families of a plan.
 
-For every family and every (T, tau) of the plan's grids, a population of search points
-z in [-1, 1]^n (the family's variables, plus one for the step size when it is free) is run as
-one batch (:func:`verify.falsify.engine.run_batched`); families without a batched form run
-``toys.run`` per instance. Generation 0 is uniform plus the corners (all -1, all +1: the
-extreme curvatures, thresholds and the largest step); later generations perturb the best
-points found so far with a shrinking Gaussian step. The budget counts instance evaluations
-and is split evenly over the groups (at least :data:`MIN_GROUP` each; with a small budget the
-grid points are visited in a seeded random order, every family at each); the same seed gives
-the same search bit for bit.
+For every family and every (T, tau, hyper-parameter) of the plan's grids, a population of
+search points z in [-1, 1]^n (the family's variables, plus one for the step size when it is
+free) is run as one batch (:func:`verify.falsify.engine.run_batched`); families without a
+batched form run ``toys.run`` per instance; both with the plan's algorithm
+(:mod:`verify.falsify.algorithms`) and, where the bound names it, Gamma measured on each
+instance. Generation 0 is uniform plus the corners (all -1, all +1: the extreme curvatures,
+thresholds and the largest step); later generations perturb the best points found so far with a
+shrinking Gaussian step. The budget counts instance evaluations and is split evenly over the
+groups (at least :data:`MIN_GROUP` each; with a small budget the grid points are visited in a
+seeded random order, every family at each); the same seed gives the same search bit for bit.
 """
 
 from __future__ import annotations
@@ -45,18 +46,19 @@ class Candidate:
 def search(plan, families, budget: int, seed: int):
     """``(best Candidate or None, evaluations, {family: best ratio})``.
 
-    The groups are (scale, T, tau) of the plan's grids (:attr:`Plan.scales` first at scale 1)
-    times the families, visited in a seeded order that puts every family at each point.
+    The groups are (scale, T, tau, hyper-parameter) of the plan's grids (:attr:`Plan.scales`
+    first at scale 1) times the families, visited in a seeded order that puts every family at
+    each point.
     """
     rng = np.random.default_rng(seed)
-    grid = [(T, tau) for T in plan.T_grid for tau in plan.tau_grid]
+    grid = [(T, tau, h) for T in plan.T_grid for tau in plan.tau_grid for h in plan.hyper_grid]
     grid = [grid[i] for i in rng.permutation(len(grid))]  # a small budget still sees every family
     scales = list(plan.scales)
     # pass j visits every grid point once, the scale turning with the point: a small budget
     # sees every (T, tau) and several scales; the whole product is covered after all passes
     points = [(scales[(i + j) % len(scales)], g) for j in range(len(scales))
               for i, g in enumerate(grid)]
-    groups = [(plan.at_scale(*sc), f, T, tau) for sc, (T, tau) in points for f in families]
+    groups = [(_at(plan, sc, h), f, T, tau) for sc, (T, tau, h) in points for f in families]
     share = max(MIN_GROUP, budget // max(1, len(groups)))
     best, spent, per_family = None, 0, {}
     for sub, fam, T, tau in groups:
@@ -70,6 +72,14 @@ def search(plan, families, budget: int, seed: int):
             if best is None or cand.ratio > best.ratio:
                 best = cand
     return best, spent, per_family
+
+
+def _at(plan, scale, hyper):
+    """The plan at one (scale, hyper-parameter) point; the hyper-parameter is the one of the
+    scale-1 grid, scaled with the plan (a searched alpha is in units of L)."""
+    i = plan.hyper_grid.index(hyper)
+    sub = plan.at_scale(*scale)
+    return sub.with_hyper(sub.hyper_grid[i])
 
 
 def _group(plan, fam, T, tau, n, rng):
@@ -108,32 +118,49 @@ def _group(plan, fam, T, tau, n, rng):
 def _evaluate(plan, fam, Z, T, tau, eta):
     try:
         stacked = fam.stack(Z, plan.spec)
+        gamma = None if stacked is None else _gamma(plan, stacked)
     except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError):
         stacked = None  # e.g. one optimum not solved: judge instance by instance (-inf there)
     if stacked is None:
         return _evaluate_each(plan, fam, Z, T, tau, eta)
-    q = run_batched(stacked, stacked.x0, eta, rounds=T, tau=tau)
-    per = _per_instance(plan, q, eta)
+    q = run_batched(stacked, stacked.x0, eta, rounds=T, tau=tau, rule=plan.rule())
+    per = _per_instance(plan, q, eta, gamma)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per)
     return r, lhs, rhs
 
 
-def _per_instance(plan, q, eta):
+def _gamma(plan, prob):
+    """Li et al.'s Gamma = F* - sum_i p_i F_i* (P,) of a stacked population or (1,) of one
+    problem, when the plan measures it (else None: the client minima are not solved)."""
+    if "Gamma" not in plan.measured:
+        return None
+    F_star_i = np.atleast_2d(np.asarray(prob.F_star_i, dtype=float))
+    gamma = np.atleast_1d(np.asarray(prob.F_star, dtype=float)) - F_star_i @ np.asarray(prob.p)
+    return np.maximum(gamma, 0.0)  # >= 0 exactly (F* >= sum_i p_i F_i*): -1e-17 is rounding
+
+
+def _per_instance(plan, q, eta, gamma=None):
     per = {"Delta": q["gap"][:, 0], "F0": q["gap"][:, 0],
            "G": np.sqrt(np.nanmax(q["g2_max"], axis=1))}
     if plan.step_name is not None:
         per[plan.step_name] = eta
+    if gamma is not None:
+        per["Gamma"] = gamma
     return per
 
 
 def run_instance(plan, prob, x0, T, tau, eta):
-    """One instance through the real engine: ``(ratio, lhs, rhs)`` measured on ``toys.run``."""
+    """One instance through the real engine: ``(ratio, lhs, rhs)`` measured on ``toys.run``
+    with the plan's algorithm and hyper-parameters."""
     import toys
 
-    tr = toys.run(prob, "fedavg", rounds=T, seed=0, lr=float(eta), local_steps=int(tau), x0=x0)
+    algo, hyper = plan.toys_call()
+    tr = toys.run(prob, algo, rounds=T, seed=0, lr=float(eta), local_steps=int(tau), x0=x0,
+                  **hyper)
     q = quantities_of_trace(tr)
+    gamma = _gamma(plan, prob)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau),
-                           _per_instance(plan, q, np.array([eta])))
+                           _per_instance(plan, q, np.array([eta]), gamma))
     return float(r[0]), float(lhs[0]), float(rhs[0])
 
 

@@ -19,8 +19,8 @@ def test_a_search_that_cannot_evaluate_a_bound_says_why():
 
 
 def test_an_algorithm_the_search_does_not_run_is_named():
-    res = verify.falsify("contraction.lemma_a3", budget=10)
-    assert res.verdict == "not-applicable" and "'fedprox'" in res.reason
+    res = verify.falsify("weight_error.theorem2_explicit", budget=10)
+    assert res.verdict == "not-applicable" and "'fedau'" in res.reason
 
 
 def test_a_catalogue_search_that_runs_replays_its_worst_instance():

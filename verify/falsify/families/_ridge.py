@@ -21,6 +21,7 @@ problem (:class:`RidgeSum`, a ``toys.FederatedProblem``) and a stacked populatio
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -138,8 +139,22 @@ def solve_optima(arr, p, W0):
     return newton(fun, grad, W0, hess=hess)
 
 
+def client_optima(arr):
+    """``(x_i* (P, N, d), F_i* (P, N))``: every client of every population row minimised on its
+    own (one batched Newton solve, as :class:`RidgeSum` does for one problem; exactly 0 when
+    the ridges share a point)."""
+    P, N, _, d = arr["a"].shape
+    if arr["common"]:
+        return np.zeros((P, N, d)), np.zeros((P, N))
+    per = {k: arr[k].reshape(P * N, 1, *arr[k].shape[2:]) for k in _KEYS}
+    per.update(profile=arr["profile"], mu=arr["mu"])
+    X = solve_optima(per, np.ones(1), np.zeros((P * N, d)))
+    return X.reshape(P, N, d), losses(per, X[:, None, :])[:, 0].reshape(P, N)
+
+
 class StackedRidge:
-    """A population of ridge-sum problems (row k = instance k), for the batched engine."""
+    """A population of ridge-sum problems (row k = instance k), for the batched engine;
+    ``F_star_i`` (P, N) the clients' own minima (solved on first use)."""
 
     def __init__(self, arr, p):
         self.arr, self.p = arr, np.asarray(p, dtype=float)
@@ -150,6 +165,10 @@ class StackedRidge:
             self.x_star = solve_optima(arr, self.p, np.zeros((P, d)))
         self.F_star = np.einsum("n,pn->p", self.p, losses(arr, self.x_star[:, None, :]))
         self.x0 = self.x_star + arr["D"] * arr["u"]
+
+    @functools.cached_property
+    def F_star_i(self):
+        return client_optima(self.arr)[1]
 
     def losses(self, W):
         return losses(self.arr, W)

@@ -83,7 +83,8 @@ class QuadraticFamily:
 
 
 class StackedQuadratic:
-    """A population of quadratic problems (row k = instance k) for the batched engine."""
+    """A population of quadratic problems (row k = instance k) for the batched engine; every
+    client's own minimum is F_i(c_i) = 0 (``F_star_i``)."""
 
     def __init__(self, A, c, u, D):
         P, N, d, _ = A.shape
@@ -95,6 +96,7 @@ class StackedQuadratic:
         self.x_star = x
         self.F_star = np.einsum("n,pn->p", self.p, self.losses(x[:, None, :]))
         self.x0 = x + D * u
+        self.F_star_i = np.zeros((P, N))
 
     def losses(self, W):
         r = W - self.c

@@ -20,6 +20,8 @@ share one function and get linear tilts of norm z (:mod:`verify.falsify.families
 instance. A :class:`Stacked` population has ``p`` (N,), ``x_star`` (P, d), ``F_star`` (P,),
 ``losses(W) -> (P, N)`` and ``grads(W) -> (P, N, d)`` for client points ``W`` (P, N, d), and
 its row k must be the problem ``build(Z[k], spec)`` (the tests check it against ``toys.run``).
+For bounds that name Li et al.'s Gamma = F* - sum_i p_i F_i* it also has ``F_star_i`` (P, N),
+the clients' own minima (the built problem's ``F_star_i``; a tilted population has none).
 
 A bound's ``function_class`` decides which families apply (:func:`families_for`): a family
 built for mu = 0 is in every class (a convex function is also a non-convex one), a family

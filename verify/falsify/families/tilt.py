@@ -59,6 +59,10 @@ class TiltedStack:
         self.base, self.t = base, np.asarray(t, dtype=float)
         self.p, self.x_star, self.F_star, self.x0 = base.p, base.x_star, base.F_star, base.x0
 
+    @property
+    def F_star_i(self):
+        raise OptimumUnavailable("F_star_i", "a tilted client may have no minimiser")
+
     def losses(self, W):
         return self.base.losses(W) + np.einsum("pnd,pnd->pn", W - self.x_star[:, None, :],
                                                self.t)
