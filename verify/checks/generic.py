@@ -16,7 +16,10 @@ A left-hand side that no run measures gives one ``not-applicable`` row with the 
 (:data:`verify.check.NOT_MEASURABLE`), unless a hand-written check already judges the id.
 Hand-written checks (:mod:`verify.checks.drift`, ...) stay for what is special (claims, rates,
 the papers' protocols); a generic row is not added for what they already judge: a hand check
-registered for an id judges it on a fixed run, and one named ``*_worst_instance`` searches it.
+registered for an id judges it on a fixed run, and one named ``*_worst_instance`` searches it
+-- unless the batched search of :func:`verify.falsify` runs the bound as declared
+(:func:`verify.falsify.plan.batched_plan_applies`): a paper-setting search (its constants held
+fixed) does not replace the search over the bound's whole class, so both rows are reported.
 
 Example
 -------
@@ -81,9 +84,16 @@ def _judge(bound_id: str, name: str, ctx) -> list[CheckResult]:
     out = []
     if bound_id not in fixed:
         out.append(_fixed(bound, name, ctx))
-    if bound_id not in searched and bound.kind == "upper" and ctx.search_budget():
+    if bound.kind == "upper" and ctx.search_budget() and (
+            bound_id not in searched or _batched(bound)):
         out.append(_search(bound, name, ctx))
     return out
+
+
+def _batched(bound) -> bool:
+    from ..falsify.plan import batched_plan_applies
+
+    return batched_plan_applies(bound)
 
 
 def _row(bound, name, verdict, *, case, reason="", note="", problem=""):

@@ -46,6 +46,10 @@ def register(sub) -> None:
     p.add_argument("--no-exact", action="store_true", help="skip the exact worst case (PEP)")
     p.add_argument("--save", default=None, metavar="PATH", help="write the result as JSON")
     p.add_argument("--json", action="store_true", help="machine-readable output (strict JSON)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="run the search groups here or as Dask tasks (same result)")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="a running Dask scheduler, tcp://HOST:PORT (with --executor dask)")
     p.set_defaults(func=_run)
 
 
@@ -62,7 +66,8 @@ def _run(args) -> int:
         warnings.simplefilter("ignore")
         res = verify.falsify(args.id, budget=DEFAULT_BUDGET if args.budget is None
                              else args.budget, seed=args.seed, families=fams,
-                             exact=not args.no_exact, save=args.save, **setting)
+                             exact=not args.no_exact, save=args.save,
+                             executor=args.executor, scheduler=args.scheduler, **setting)
     if args.json:
         print(json.dumps(res.to_dict(), allow_nan=False))
     else:

@@ -248,8 +248,22 @@ def _check_inputs(bound, budget, seed, families, setting):
     return bound, families
 
 
+def _check_executor(executor, scheduler) -> None:
+    from .search import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise DomainError("executor", executor, " or ".join(map(repr, EXECUTORS)))
+    if scheduler is not None:
+        if executor != "dask":
+            raise DomainError("scheduler", scheduler, "only with executor='dask'")
+        from .._sweep_exec import check_scheduler
+
+        check_scheduler(scheduler)
+
+
 def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None,
-            exact: bool = True, save=None, **setting) -> Falsification:
+            exact: bool = True, save=None, executor: str = "local", scheduler=None,
+            **setting) -> Falsification:
     """Try to break ``bound``: search its class for the instance of largest measured / bound.
 
     Parameters
@@ -265,6 +279,10 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         Restrict the search to these families (default: every family of the class).
     exact : bool
         Also solve the exact worst case (PEP) where a model exists.
+    executor : {"local", "dask"}
+        Where the search's groups run: here, or one Dask task each (a local cluster, or the
+        running scheduler at ``scheduler``, ``tcp://HOST:PORT``). The result is the same bit
+        for bit. The catalogue fallback (the quadratic worst-instance search) runs here.
     save : path, optional
         Write the result (with the instance) as JSON there.
     **setting
@@ -288,6 +306,7 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         if v is not None and not isinstance(v, str):
             raise DomainError(k, v, "a name (str)")
     bound, families = _check_inputs(bound, budget, seed, families, setting)
+    _check_executor(executor, scheduler)
     import boundlab
 
     try:
@@ -298,14 +317,14 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         else:  # a catalogue bound: the quadratic worst-instance search of its paper's setting
             res = _catalogue(bound, budget, seed, setting, why=str(exc))
     else:
-        res = _registered(plan, budget, seed, families, exact)
+        res = _registered(plan, budget, seed, families, exact, (executor, scheduler))
     res.seconds = time.perf_counter() - t0
     if save is not None:
         res.save(save)
     return res
 
 
-def _registered(plan, budget, seed, names, exact) -> Falsification:
+def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Falsification:
     from .families import families_for
     from .search import search
 
@@ -316,7 +335,7 @@ def _registered(plan, budget, seed, names, exact) -> Falsification:
         return dataclasses.replace(res, verdict="not-applicable",
                                    reason=f"no family of {names} is in {plan.function_class}")
     try:
-        best, res.evaluations, res.per_family = search(plan, fams, budget, seed)
+        best, res.evaluations, res.per_family = search(plan, fams, budget, seed, *where)
         if best is not None:
             at = best.plan or plan  # the scale (and hyper-parameter) it was found at
             algo, hyper = at.toys_call()

@@ -37,24 +37,35 @@ def exact_worst_case(plan, res, wanted, instance_type) -> None:
         res.exact_reason = "the bound depends on measured quantities the PEP does not model"
         return
     best = None
-    points = [(T, tau, plan.eta_range(T, tau)[1]) for T in plan.T_grid
+    points = [(plan, T, tau, plan.eta_range(T, tau)[1]) for T in plan.T_grid
               for tau in plan.tau_grid if T * tau <= PEP_T_MAX]
-    if res.instance is not None and res.instance.run["rounds"] * res.instance.run.get(
-            "local_steps", 1) <= PEP_T_MAX:  # the search's worst instance
-        r = res.instance.run
-        points.append((r["rounds"], r.get("local_steps", 1), r["lr"]))
-    for T, tau, eta in points:
+    inst = res.instance
+    if inst is not None and inst.run["rounds"] * inst.run.get("local_steps", 1) <= PEP_T_MAX:
+        r = inst.run  # the search's worst instance, at the scale (L, D) it was found at
+        points.append((getattr(inst, "plan", None) or plan, r["rounds"],
+                       r.get("local_steps", 1), r["lr"]))
+    failed = []
+    for sub, T, tau, eta in points:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            w = _pep.worst_case(plan.lhs, plan.algorithm, T=T, tau=tau, eta=eta, L=plan.spec.L,
-                                mu=plan.spec.mu, D=plan.spec.D)
-        B = float(plan.bound.evaluate(**{k: v for k, v in {**plan.scalars(T, tau),
+            try:
+                w = _pep.worst_case(plan.lhs, plan.algorithm, T=T, tau=tau, eta=eta,
+                                    L=sub.spec.L, mu=sub.spec.mu, D=sub.spec.D)
+            except RuntimeError as exc:  # both solvers failed at this point: skip it
+                failed.append(f"T={T}, eta={eta:.4g}: {exc}")
+                continue
+        B = float(plan.bound.evaluate(**{k: v for k, v in {**sub.scalars(T, tau),
                                                              plan.step_name: eta}.items()
                                          if k in names}))
         lo = w["lower"] / B if B > 0 else math.inf
         if best is None or lo > best[0]:
-            best = (lo, w, B, T, eta)
-    lo, w, B, T, eta = best
+            best = (lo, w, B, T, eta, sub)
+    if failed:
+        res.notes.append(f"PEP not solved at {len(failed)} point(s): {failed[0]}")
+    if best is None:
+        res.exact_reason = "the PEP solver failed at every point"
+        return
+    lo, w, B, T, eta, sub = best
     upper = w["upper"] / B if B > 0 else math.inf
     no_upper = plan.function_class == "smooth-nonconvex" or w["identical_clients"]
     res.exact = {"lower": lo, "upper": None if no_upper else upper, "T": T,
@@ -63,7 +74,7 @@ def exact_worst_case(plan, res, wanted, instance_type) -> None:
                  "model": "identical clients (a lower bound on the class's worst case)"
                  if w["identical_clients"] else "the class"}
     if lo > 1 + TOL:
-        _adopt_pep(plan, res, w, T, eta, lo, instance_type)
+        _adopt_pep(sub, res, w, T, eta, lo, instance_type)
 
 
 def _adopt_pep(plan, res, w, T, eta, lo, instance_type) -> None:

@@ -62,31 +62,45 @@ def worst_case(lhs: str, algorithm: str, *, T: int, tau: int, eta: float, L: flo
 
 
 def gd_worst_case(lhs: str, *, T: int, eta: float, L: float, mu: float, D: float) -> dict:
-    """The PEP of ``lhs`` (see the module docstring), in the units of L and D."""
+    """The PEP of ``lhs`` (see the module docstring), in the units of L and D. CLARABEL first,
+    then SCS when it fails (it does on some ill-scaled problems); RuntimeError when both fail
+    (e.g. a step beyond 2/L, where the worst case is unbounded)."""
+    t0 = time.perf_counter()
+    errors = []
+    for solver in ("CLARABEL", "SCS"):
+        try:
+            upper, X, G, F = _gd_pep(lhs, int(T), eta * L, mu / L, solver)
+        except Exception as exc:  # noqa: BLE001 - cvxpy's SolverError, PEPit's unsolved eval
+            errors.append(f"{solver}: {type(exc).__name__}")
+            continue
+        lower = F[-1] - F[0] if lhs == "final_gap" else float(np.mean(F[2:]) - F[0])
+        scale = L * D * D
+        return {"upper": float(upper) * scale, "lower": float(lower) * scale,
+                "points": X * D, "grads": G * L * D, "values": (F - F[0]) * scale,
+                "L": float(L), "mu": float(mu), "T": int(T), "eta": float(eta),
+                "seconds": time.perf_counter() - t0, "solver": f"PEPit + {solver}"}
+    raise RuntimeError("the PEP solve failed (" + "; ".join(errors) + ")")
+
+
+def _gd_pep(lhs, T, h, q, solver):
+    """One PEP solve in units L = D = 1 (step h = eta L, q = mu / L): ``(value, X, G, F)``."""
     from PEPit import PEP
     from PEPit.functions import SmoothStronglyConvexFunction
 
-    t0 = time.perf_counter()
     pb = PEP()
-    f = pb.declare_function(SmoothStronglyConvexFunction, L=1.0, mu=mu / L)
+    f = pb.declare_function(SmoothStronglyConvexFunction, L=1.0, mu=q)
     xs = f.stationary_point()
     fs = f(xs)
     x0 = pb.set_initial_point()
     pb.set_initial_condition((x0 - xs) ** 2 <= 1)
     xk, pts = x0, [x0]
-    for _ in range(int(T)):
-        xk = xk - (eta * L) * f.gradient(xk)
+    for _ in range(T):
+        xk = xk - h * f.gradient(xk)
         pts.append(xk)
     vals = [f(x) for x in pts]
-    metric = vals[-1] - fs if lhs == "final_gap" else sum(vals[1:]) / T - fs
-    pb.set_performance_metric(metric)
-    upper = pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)
+    pb.set_performance_metric(vals[-1] - fs if lhs == "final_gap" else sum(vals[1:]) / T - fs)
+    upper = pb.solve(wrapper="cvxpy", solver=solver, verbose=0)
     X = np.array([np.asarray(p.eval(), dtype=float) for p in [xs, *pts]])
     G = np.array([np.asarray(f.gradient(p).eval(), dtype=float) for p in [xs, *pts]])
     F = np.array([float(v.eval()) for v in [fs, *vals]])
-    lower = F[-1] - F[0] if lhs == "final_gap" else float(np.mean(F[2:]) - F[0])
-    scale = L * D * D
-    return {"upper": float(upper) * scale, "lower": float(lower) * scale,
-            "points": X * D, "grads": G * L * D, "values": (F - F[0]) * scale,
-            "L": float(L), "mu": float(mu), "T": int(T), "eta": float(eta),
-            "seconds": time.perf_counter() - t0, "solver": "PEPit + CLARABEL"}
+    return upper, X, G, F

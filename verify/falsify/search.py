@@ -22,9 +22,10 @@ import numpy as np
 from .engine import quantities_of_trace, run_batched
 from .judge import judge
 
-__all__ = ["Candidate", "search", "MIN_GROUP"]
+__all__ = ["Candidate", "search", "run_group", "MIN_GROUP", "EXECUTORS"]
 
 MIN_GROUP = 8
+EXECUTORS = ("local", "dask")
 _SIGMAS = (0.5, 0.25, 0.1, 0.04, 0.015)
 
 
@@ -43,12 +44,15 @@ class Candidate:
     plan: object = None  # the plan at the scale this point was found at
 
 
-def search(plan, families, budget: int, seed: int):
+def search(plan, families, budget: int, seed: int, executor: str = "local", scheduler=None):
     """``(best Candidate or None, evaluations, {family: best ratio})``.
 
     The groups are (scale, T, tau, hyper-parameter) of the plan's grids (:attr:`Plan.scales`
     first at scale 1) times the families, visited in a seeded order that puts every family at
-    each point.
+    each point. Each group draws from its own generator (``seed`` and the group's index) and
+    its share of the budget is fixed before any group runs, so the groups are independent:
+    ``executor="dask"`` runs them as one task each (:func:`verify._sweep_exec.run_dask`, a
+    local cluster or ``scheduler``) and gives the local result bit for bit.
     """
     rng = np.random.default_rng(seed)
     grid = [(T, tau, h) for T in plan.T_grid for tau in plan.tau_grid for h in plan.hyper_grid]
@@ -60,18 +64,38 @@ def search(plan, families, budget: int, seed: int):
               for i, g in enumerate(grid)]
     groups = [(_at(plan, sc, h), f, T, tau) for sc, (T, tau, h) in points for f in families]
     share = max(MIN_GROUP, budget // max(1, len(groups)))
-    best, spent, per_family = None, 0, {}
-    for sub, fam, T, tau in groups:
+    tasks, spent = [], 0
+    for i, (sub, fam, T, tau) in enumerate(groups):
         if spent >= budget:
             break
         n = min(share, budget - spent)
-        cand, used = _group(sub, fam, T, tau, n, rng)
-        spent += used
+        tasks.append(((sub, fam, T, tau, n, seed, i), i))
+        spent += n
+    results = _dispatch(tasks, executor, scheduler)
+    best, per_family = None, {}
+    for i in range(len(tasks)):  # in group order: ties go to the earlier group, as locally
+        cand = results[i]
         if cand is not None:
-            per_family[fam.name] = max(per_family.get(fam.name, -math.inf), cand.ratio)
+            per_family[cand.family] = max(per_family.get(cand.family, -math.inf), cand.ratio)
             if best is None or cand.ratio > best.ratio:
                 best = cand
     return best, spent, per_family
+
+
+def run_group(task):
+    """One search group (a task of :func:`search`): its best Candidate or None."""
+    sub, fam, T, tau, n, seed, i = task[0]
+    return _group(sub, fam, T, tau, n, np.random.default_rng([int(seed), int(i)]))[0]
+
+
+def _dispatch(tasks, executor, scheduler) -> dict:
+    if executor == "local":
+        return {i: run_group(t) for t, i in ((t, t[1]) for t in tasks)}
+    from .._sweep_exec import run_dask
+
+    out: dict = {}
+    run_dask(tasks, out.__setitem__, run=run_group, scheduler=scheduler)
+    return out
 
 
 def _at(plan, scale, hyper):
