@@ -33,8 +33,8 @@ import time
 
 from boundlab.errors import BoundlabError, DomainError
 
-__all__ = ["run_dask", "check_connect", "check_main_guard", "check_scheduler", "probe_scheduler",
-           "CONNECT_TIMEOUT", "UnguardedScriptError"]
+__all__ = ["run_dask", "close_local_clusters", "check_connect", "check_main_guard",
+           "check_scheduler", "probe_scheduler", "CONNECT_TIMEOUT", "UnguardedScriptError"]
 
 #: seconds a scheduler has to accept the connection and answer (``connect_timeout``)
 CONNECT_TIMEOUT = 10.0
@@ -207,24 +207,57 @@ def run_dask(tasks, finished, *, run, scheduler=None, n_workers=2,
         return
     if scheduler is not None:
         probe_scheduler(scheduler, timeout)
-    cluster = None
+    own = None
     if scheduler is None:
         n_workers = check_int("n_workers", n_workers, lo=1)
         check_main_guard(_start_method())
-        cluster = dd.LocalCluster(n_workers=min(n_workers, len(tasks)), threads_per_worker=1,
-                                  processes=True, dashboard_address=None)
-        client = dd.Client(cluster)
+        client = _local_client(dd, n_workers)
     else:
-        client = _client(dd, scheduler, timeout)
+        own = client = _client(dd, scheduler, timeout)
     try:
         futures = client.map(run, tasks, pure=False)
         index = {f.key: t[1] for f, t in zip(futures, tasks)}
         for fut in dd.as_completed(futures):
             finished(index[fut.key], fut.result())
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if own is not None:
+            own.close()
+
+
+#: the local cluster of this process, kept for the next sweep: ``{n_workers: (cluster,
+#: client)}``. Starting one costs seconds (new Python processes that import numpy, toys and
+#: verify); an experiment runs several sweeps in a row. Closed at interpreter exit.
+_LOCAL: dict = {}
+
+
+def _local_client(dd, n_workers: int):
+    """The process's local cluster of ``n_workers`` workers (one thread each), started on first
+    use and reused while it runs."""
+    entry = _LOCAL.get(n_workers)
+    if entry is not None and entry[1].status == "running" and entry[0].status.name == "running":
+        return entry[1]
+    if entry is not None:
+        _close(entry)
+    cluster = dd.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None)
+    _LOCAL[n_workers] = (cluster, dd.Client(cluster))
+    if len(_LOCAL) == 1:
+        import atexit
+
+        atexit.register(close_local_clusters)
+    return _LOCAL[n_workers][1]
+
+
+def _close(entry) -> None:
+    for obj in (entry[1], entry[0]):
+        with contextlib.suppress(Exception):
+            obj.close()
+
+
+def close_local_clusters() -> None:
+    """Close the local clusters kept by :func:`run_dask` (also done at interpreter exit)."""
+    while _LOCAL:
+        _close(_LOCAL.popitem()[1])
 
 
 class UnguardedScriptError(BoundlabError):
