@@ -9,7 +9,18 @@ Each algorithm is one ``toys.run`` algorithm, with full participation and exact 
 * ``beta``: seed 003's beta-perturbed local steps (``toys.run``'s ``beta``): the gradient of
   every step is taken at ``beta W + (1 - beta) u_i`` and applied to W; after the round
   ``u_i = p_i^{-1} sum_n p_in W_n`` (the clients' last models, ``u_i = x0`` before round 1);
-  the server aggregates with the graph weights ``p_i``.
+  the server aggregates with the graph weights ``p_i``;
+* ``fedsoftmax``: seeds 000/001's loss-weighted aggregation (``toys.run``'s ``fedsoftmax``,
+  spec §5.3): FedAvg's local steps, and the weights of round r chosen at its start,
+  ``alpha_i ∝ p_i exp(x_i / temperature)`` over the participants, ``x_i = F_i(x_r) - F_i*``
+  (the clients' exact minima: ``loss_offset="exact"``; a strongly convex class). The engine
+  records ``kappa_i = alpha_i / p_i`` per round (BM's pi = min, Pi = max over the run).
+
+Step schedules (:data:`SCHEDULES`). A bound about ``fedsoftmax`` that names no step size is
+judged at the step of BM's corollaries, ``eta_t = 1/(mu (t + gamma))`` over the SGD iterations
+t = r E + k, with ``gamma = max(4L/mu, 1 + 3/(8 p_min), E - 1)`` (spec §3.5 corrected, §5.2:
+it dominates 1 + 3 rho_bar/8 for every feasible weighting, rho_bar <= Pi <= 1/p_min);
+:func:`bm_gamma` and :func:`schedule`.
 
 Beta's graph. ``toys.run`` builds it from *messages* (the clients' principal directions). A
 search family's objective weighs its clients uniformly (p = 1/N) and the theorems of seed 003
@@ -22,8 +33,9 @@ unequal weights are not searched (they change the objective's weights).
 
 The hyper-parameter a bound leaves free is searched over a small grid (:data:`HYPER`): alpha
 in {0.1, 1, 10} L (it scales with L; alpha > 0, as ``toys.run``'s fedprox requires), beta in
-{0.25, 0.5, 0.9} (inside (0, 1), the theorems' range). The setting may fix it (``alpha=`` or
-``prox=``, ``beta=``).
+{0.25, 0.5, 0.9} (inside (0, 1), the theorems' range), fedsoftmax's temperature in
+{0.1, 1, 10} L D^2 (the units of the excess losses it divides). The setting may fix it
+(``alpha=`` or ``prox=``, ``beta=``, ``temperature=``).
 
 >>> import numpy as np
 >>> r = rule("beta", {"beta": 0.5}, n_clients=3)
@@ -31,6 +43,12 @@ in {0.1, 1, 10} L (it scales with L; alpha > 0, as ``toys.run``'s fedprox requir
 [0.333333333333333, 0.333333333333333, 0.333333333333333]
 >>> toys_call("fedprox", {"alpha": 0.2}, 3)
 ('fedprox', {'prox': 0.2})
+>>> p = np.full(2, 0.5)
+>>> rule("fedsoftmax", {"temperature": 1.0}, 2).round_weights(
+...     p, np.array([[0.0, np.log(3.0)]]), np.zeros((1, 2)), np.ones((1, 2), bool)).tolist()
+[[0.25, 0.75]]
+>>> (1 / schedule(0.1, 10.0, 2, 2)).round(12).tolist()   # mu (t + gamma), t = 0..3
+[1.0, 1.1, 1.2, 1.3]
 """
 
 from __future__ import annotations
@@ -39,33 +57,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ALGORITHMS", "HYPER", "LocalRule", "rule", "toys_call", "beta_messages",
-           "hyper_grid", "notes"]
+__all__ = ["ALGORITHMS", "HYPER", "SCHEDULES", "LocalRule", "rule", "toys_call",
+           "beta_messages", "hyper_grid", "notes", "bm_gamma", "schedule", "unit_factor"]
 
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta")
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "fedsoftmax")
+#: the step an algorithm's bounds are judged at when they name none (default: constant 1/L)
+SCHEDULES = {"fedsoftmax": "bm"}
 
 
 @dataclass(frozen=True)
 class Hyper:
     """The free hyper-parameter of an algorithm: the bound's ``name`` for it (and ``aliases``
-    a setting may use), ``toys.run``'s name, the search ``grid`` and whether it is in units of
-    L (``per_L``)."""
+    a setting may use), ``toys.run``'s name, the search ``grid`` and its units
+    ``L^units[0] D^units[1]`` (``(0, 0)``: none)."""
 
     name: str
     aliases: tuple
     toys_name: str
     grid: tuple
-    per_L: bool
+    units: tuple = (0, 0)
+
+    @property
+    def unit_text(self) -> str:
+        return {(0, 0): "", (1, 0): " L", (1, 2): " L D^2"}[self.units]
 
 
-HYPER = {"fedprox": Hyper("alpha", ("alpha", "prox"), "prox", (0.1, 1.0, 10.0), True),
-         "beta": Hyper("beta", ("beta",), "beta", (0.25, 0.5, 0.9), False)}
+HYPER = {"fedprox": Hyper("alpha", ("alpha", "prox"), "prox", (0.1, 1.0, 10.0), (1, 0)),
+         "beta": Hyper("beta", ("beta",), "beta", (0.25, 0.5, 0.9)),
+         "fedsoftmax": Hyper("temperature", ("temperature",), "temperature", (0.1, 1.0, 10.0),
+                             (1, 2))}
 
 
-def hyper_grid(algorithm: str, setting: dict, L: float) -> tuple:
+def unit_factor(algorithm: str, l_factor: float, d_factor: float) -> float:
+    """How much ``algorithm``'s hyper-parameter grows when L grows by ``l_factor`` and D by
+    ``d_factor`` (1 for a dimensionless one)."""
+    h = HYPER.get(algorithm)
+    if h is None:
+        return 1.0
+    return l_factor ** h.units[0] * d_factor ** h.units[1]
+
+
+def hyper_grid(algorithm: str, setting: dict, L: float, D: float = 1.0) -> tuple:
     """``(grid, scaled)``: the hyper-parameter points of ``algorithm`` (dicts {name: value}),
-    popped from ``setting`` when it gives one, and the names that scale with L (searched
-    alpha). Raises ValueError naming a value outside its domain."""
+    popped from ``setting`` when it gives one, and the names that scale with L and D (a
+    searched alpha, temperature). Raises ValueError naming a value outside its domain."""
     h = HYPER.get(algorithm)
     if h is None:
         return ({},), ()
@@ -79,8 +114,8 @@ def hyper_grid(algorithm: str, setting: dict, L: float) -> tuple:
             dom = "(0, 1]" if algorithm == "beta" else "(0, inf)"
             raise ValueError(f"{given[0]} = {v:g} is outside its domain {dom}")
         return ({h.name: v},), ()
-    scale = L if h.per_L else 1.0
-    return tuple({h.name: g * scale} for g in h.grid), ((h.name,) if h.per_L else ())
+    scale = L ** h.units[0] * D ** h.units[1]
+    return tuple({h.name: g * scale} for g in h.grid), ((h.name,) if h.units != (0, 0) else ())
 
 
 def notes(algorithm: str, grid: tuple, scaled: tuple) -> list:
@@ -89,7 +124,7 @@ def notes(algorithm: str, grid: tuple, scaled: tuple) -> list:
     h = HYPER.get(algorithm)
     if h is not None and len(grid) > 1:
         vals = ", ".join(f"{g:g}" for g in h.grid)
-        out.append(f"{h.name} searched over {{{vals}}}{' L' if scaled else ''} (pass "
+        out.append(f"{h.name} searched over {{{vals}}}{h.unit_text if scaled else ''} (pass "
                    f"{h.name}=)")
     if algorithm == "beta":
         out.append("beta: messages = the orthonormal basis (uniform graph p_in = 1/(N(N-1)), "
@@ -110,7 +145,26 @@ def toys_call(algorithm: str, hyper: dict, n_clients: int) -> tuple:
         return "fedprox", {"prox": float(hyper["alpha"])}
     if algorithm == "beta":
         return "beta", {"beta": float(hyper["beta"]), "messages": beta_messages(n_clients)}
+    if algorithm == "fedsoftmax":
+        return "fedsoftmax", {"temperature": float(hyper["temperature"]),
+                              "loss_offset": "exact"}
     raise KeyError(algorithm)
+
+
+def bm_gamma(L: float, mu: float, p_min: float, E: int) -> float:
+    """gamma = max(4L/mu, 1 + 3/(8 p_min), E - 1) of BM's step (module docstring).
+
+    >>> bm_gamma(1.0, 0.1, 1 / 3, 5)
+    40.0
+    """
+    return max(4.0 * L / mu, 1.0 + 3.0 / (8.0 * p_min), float(E) - 1.0)
+
+
+def schedule(mu: float, gamma: float, rounds: int, tau: int) -> np.ndarray:
+    """BM's step eta_t = 1/(mu (t + gamma)) of every SGD iteration t = 0..rounds tau - 1 (what
+    ``toys.run`` takes as ``lr``, one value per iteration)."""
+    t = np.arange(int(rounds) * int(tau), dtype=float)
+    return 1.0 / (mu * (t + gamma))
 
 
 @dataclass(frozen=True)
@@ -118,7 +172,8 @@ class LocalRule:
     """The local steps and aggregation of one algorithm for a stacked population (P, N, d).
 
     ``prox`` (FedProx's alpha; 0: none), ``beta`` (None: no perturbation) and the graph of
-    beta (``P`` (N, N), ``degree`` (N,), ``p`` (N,)), as :func:`toys.algorithms.beta.graph`.
+    beta (``P`` (N, N), ``degree`` (N,), ``p`` (N,)), as :func:`toys.algorithms.beta.graph`;
+    ``inv_temperature`` (fedsoftmax's loss weighting; None: fixed weights).
     """
 
     name: str = "fedavg"
@@ -127,16 +182,43 @@ class LocalRule:
     P: np.ndarray | None = None
     degree: np.ndarray | None = None
     p: np.ndarray | None = None
+    inv_temperature: float | None = None
 
     @property
     def perturbed(self) -> bool:
         """Whether the gradients are taken away from the iterates (the first one too)."""
         return self.beta is not None
 
+    @property
+    def needs_losses(self) -> bool:
+        """Whether the weights read the clients' losses at the round's start."""
+        return self.inv_temperature is not None
+
     def weights(self, p):
-        """The aggregation weights (``toys.run``'s FedAvgWeights: normalised)."""
+        """The fixed aggregation weights (``toys.run``'s FedAvgWeights: normalised)."""
         a = np.asarray(p if self.p is None else self.p, dtype=float)
         return a / a.sum()
+
+    def round_weights(self, p, losses, F_star_i, mask):
+        """The weights of one round (P, N) over the participants ``mask`` (P, N), as
+        ``toys.run``'s weight rules compute them: FedAvgWeights (p renormalised over the
+        participants) or fedsoftmax's softmax of log p + x / temperature, x = losses -
+        F_star_i (max-subtracted; zeros when nobody participates). ``mask`` None: everyone;
+        fixed weights are then shared by the population: (N,)."""
+        if mask is None and self.inv_temperature is None:
+            return self.weights(p)
+        mask = np.ones(np.shape(losses), bool) if mask is None else np.asarray(mask, bool)
+        if self.inv_temperature is None:
+            q = np.where(mask, np.asarray(p if self.p is None else self.p, dtype=float), 0.0)
+            s = q.sum(axis=1, keepdims=True)
+            return np.where(s > 0, q / np.where(s > 0, s, 1.0), 0.0 * q)
+        x = np.asarray(losses, dtype=float) - np.asarray(F_star_i, dtype=float)
+        z = np.log(np.where(mask, p, 1.0)) + self.inv_temperature * x
+        z = np.where(mask, z, -np.inf)
+        top = np.max(z, axis=1, keepdims=True)
+        e = np.where(mask, np.exp(z - np.where(np.isfinite(top), top, 0.0)), 0.0)
+        s = e.sum(axis=1, keepdims=True)
+        return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
 
     def init(self, x):
         """The state before round 0: beta's u_i = x0 (P, N, d); None otherwise."""
@@ -174,4 +256,6 @@ def rule(algorithm: str, hyper: dict, n_clients: int) -> LocalRule:
         g = graph(beta_messages(n_clients))
         return LocalRule("beta", beta=float(hyper["beta"]), P=g["P"], degree=g["degree"],
                          p=g["p"])
+    if algorithm == "fedsoftmax":
+        return LocalRule("fedsoftmax", inv_temperature=1.0 / float(hyper["temperature"]))
     raise KeyError(algorithm)

@@ -44,7 +44,8 @@ __all__ = ["falsify", "Falsification", "Instance", "TOL", "DEFAULT_BUDGET", "ORI
 DEFAULT_BUDGET = 2000
 ORIENTATION = "measured / bound (> 1: the bound is violated)"
 _SETTING = ("L", "mu", "D", "n_clients", "M", "dim", "T", "tau", "E", "K", "I", "eta", "lr",
-            "gamma", "rounds", "zeta", "Gamma", "value", "prox", "beta")  # the last: catalogue
+            "gamma", "rounds", "zeta", "Gamma", "value", "prox", "beta",
+            "temperature")  # the last four: algorithms' hyper-parameters
 _INTEGERS = ("n_clients", "M", "dim", "T", "tau", "E", "K", "I", "rounds")
 
 
@@ -98,7 +99,8 @@ class Instance:
 
         prob, x0 = self.problem()
         r = self.run
-        return run_instance(self.plan, prob, x0, r["rounds"], r["local_steps"], r["lr"])
+        return run_instance(self.plan, prob, x0, r["rounds"], r["local_steps"], r["lr"],
+                            z=self.data.get("z"))
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("bound_id", "family", "data", "run", "ratio", "lhs",
@@ -301,7 +303,7 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         for an instance whose replay on ``toys.run`` measured a ratio above ``1 + tolerance``.
     """
     t0 = time.perf_counter()
-    how = {k: setting.pop(k, None) for k in ("algorithm", "function_class")}
+    how = {k: setting.pop(k, None) for k in ("algorithm", "function_class", "participation")}
     for k, v in how.items():
         if v is not None and not isinstance(v, str):
             raise DomainError(k, v, "a name (str)")
@@ -340,7 +342,8 @@ def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Fals
             at = best.plan or plan  # the scale (and hyper-parameter) it was found at
             algo, hyper = at.toys_call()
             run = {"algorithm": algo, **{k: v for k, v in hyper.items() if np.ndim(v) == 0},
-                   "rounds": best.T, "local_steps": best.tau, "lr": best.eta}
+                   "rounds": best.T, "local_steps": best.tau, "lr": best.eta,
+                   **at.run_info(best.T, best.tau)}
             data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec)}
             res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
                                     best.lhs, best.rhs, at)

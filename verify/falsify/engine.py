@@ -1,16 +1,18 @@
-"""The batched engine: FedAvg (gradient descent at N = 1, tau = 1), FedProx and seed 003's
-beta-perturbed steps on a whole population at once.
+"""The batched engine: FedAvg (gradient descent at N = 1, tau = 1), FedProx, seed 003's
+beta-perturbed steps and seeds 000/001's FedSoftMax on a whole population at once.
 
 One call runs every instance of a stacked population (:mod:`verify.falsify.families.registry`)
-with exact gradients and full participation: per round, ``tau`` local steps
-``W <- W - eta grad F_i(W)`` from the server model, then ``x <- x + sum_i p_i (W_i - x)``
-(the server step of ``toys.run``'s FedAvg); FedProx's proximal steps and beta's perturbed
-gradients and graph weights are local-step rules (:mod:`verify.falsify.algorithms`). It
-records, per instance, the quantities of ``toys.Trace`` a bound's left-hand side needs
-(``gap``, ``dist2``, ``grad_norm2`` at the server models; ``shadow_gap``, ``g2_max`` and the
-step ``lr`` per round), in the same indexing, so that :func:`measure` judges a population and
-a replayed ``toys.run`` trace with one code path. The tests check the batched values against
-``toys.run`` instance by instance.
+with exact gradients: per round, ``tau`` local steps ``W <- W - eta_t grad F_i(W)`` from the
+server model, then ``x <- x + sum_i alpha_i (W_i - x)`` (the server step of ``toys.run``'s
+FedAvg, alpha = p over the participants); FedProx's proximal steps, beta's perturbed gradients
+and graph weights and FedSoftMax's loss weights are rules (:mod:`verify.falsify.algorithms`).
+The step may follow a schedule (one value per SGD iteration) and the participation a mask per
+instance and round (:mod:`verify.falsify.participation`). It records, per instance, the
+quantities of ``toys.Trace`` a bound's left-hand side needs (``gap``, ``dist2``,
+``grad_norm2`` at the server models; ``shadow_gap``, ``g2_max``, the step ``lr`` and the
+weight ratios kappa = alpha / p per round), in the same indexing, so that :func:`measure`
+judges a population and a replayed ``toys.run`` trace with one code path. The tests check the
+batched values against ``toys.run`` instance by instance.
 
 Example
 -------
@@ -28,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["run_batched", "quantities_of_trace", "measure", "LHS", "PER_ROUND", "STATE_KEYS",
-           "ROUND_KEYS"]
+           "ROUND_KEYS", "KAPPA_KEYS"]
 
 #: left-hand sides (``bound.lhs``) falsify measures: doc, per round?
 LHS = {
@@ -43,6 +45,7 @@ LHS = {
     "client_discrepancy": "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T",
     "round_avg_gap": "(1/tau) sum_{k=1..tau} F(xbar^(r,k)) - F* per round r < T, with dist0, "
                      "dist_tau and drift_sum = sum_i sum_{k=1..tau-1} ||x_i - xbar||^2",
+    "Pi": "max over the run's rounds and clients of kappa = alpha_i / p_i (BM's Pi)",
 }
 #: the per-round parameters :func:`measure` gives each left-hand side (beside its values)
 PER_ROUND = {"gap_t": ("t",), "dist_next": ("dist_t", "gamma_prev"),
@@ -51,73 +54,105 @@ PER_ROUND = {"gap_t": ("t",), "dist_next": ("dist_t", "gamma_prev"),
 #: the per-instance arrays :func:`run_batched` records (and :func:`quantities_of_trace` reads)
 STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
 ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")
+#: min / max over the clients of kappa_i = alpha_i / p_i per round (BM's pi_t, Pi_t)
+KAPPA_KEYS = ("kappa_min", "kappa_max")
 
 
-def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None) -> dict:
-    """Run the population ``stacked`` from ``x0`` (P, d) with step sizes ``eta`` (P,).
+def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=None) -> dict:
+    """Run the population ``stacked`` from ``x0`` (P, d) with step sizes ``eta``.
 
-    ``rule``: the algorithm's local steps and aggregation
-    (:class:`verify.falsify.algorithms.LocalRule`; default FedAvg). Returns per-instance
-    arrays: the state ones :data:`STATE_KEYS` (P, rounds + 1) and the round ones
-    :data:`ROUND_KEYS` (P, rounds), as ``toys.Trace`` defines them (full participation: the
-    virtual average's weights are the aggregation weights). Non-finite values mark a diverged
-    instance.
+    ``eta``: (P,) a constant step per instance, or (P, rounds * tau) the step of every SGD
+    iteration t = r tau + k (a schedule, ``toys.run``'s per-iteration ``lr``). ``rule``: the
+    algorithm's local steps and aggregation (:class:`verify.falsify.algorithms.LocalRule`;
+    default FedAvg). ``masks``: (P, rounds, N) bool participation (None: every client every
+    round); an absent client does no work and gets weight 0, a round without participants
+    leaves the model where it is (its round arrays NaN), as in ``toys.run``. Returns
+    per-instance arrays: the state ones :data:`STATE_KEYS` (P, rounds + 1) and the round ones
+    :data:`ROUND_KEYS` and :data:`KAPPA_KEYS` (P, rounds), as ``toys.Trace`` defines them (the
+    virtual average's weights are the round's aggregation weights). Non-finite values mark a
+    diverged instance.
     """
     from .algorithms import LocalRule
 
     rule = LocalRule() if rule is None else rule
     p = stacked.p
-    eta = np.asarray(eta, dtype=float)[:, None, None]
     x = np.array(x0, dtype=float)
     P, N = x.shape[0], p.shape[0]
+    eta = np.asarray(eta, dtype=float)
+    eta = np.repeat(eta[:, None], rounds * tau, axis=1) if eta.ndim == 1 else eta
+    if eta.shape != (P, rounds * tau):
+        raise ValueError(f"eta has shape {eta.shape}: ({P},) or ({P}, {rounds * tau}) expected")
+    masks = None if masks is None else np.asarray(masks, dtype=bool)
+    F_star_i = getattr(stacked, "F_star_i", None) if rule.needs_losses else None
     out = {k: np.full((P, rounds + 1), np.nan) for k in STATE_KEYS}
-    out.update({k: np.full((P, rounds), np.nan) for k in ROUND_KEYS})
+    out.update({k: np.full((P, rounds), np.nan) for k in (*ROUND_KEYS, *KAPPA_KEYS)})
     U = rule.init(x)
     with np.errstate(all="ignore"):
         for r in range(rounds + 1):
             X = np.broadcast_to(x[:, None, :], (P, N, x.shape[1]))
             G = stacked.grads(X)
-            out["loss"][:, r] = np.einsum("n,pn->p", p, stacked.losses(X))
+            Lx = stacked.losses(X)
+            out["loss"][:, r] = np.einsum("n,pn->p", p, Lx)
             out["gap"][:, r] = out["loss"][:, r] - stacked.F_star
             out["dist2"][:, r] = np.sum((x - stacked.x_star) ** 2, axis=1)
             out["grad_norm2"][:, r] = np.sum(np.einsum("n,pnd->pd", p, G) ** 2, axis=1)
             if r == rounds:
                 break
-            out["lr"][:, r] = eta[:, 0, 0]
-            x, U = _round(stacked, rule, out, r, (x, X, G, U), eta, tau)
+            m = None if masks is None else masks[:, r]
+            a = rule.round_weights(p, Lx, F_star_i, m)
+            out["kappa_min"][:, r] = np.min(a / p, axis=-1)
+            out["kappa_max"][:, r] = np.max(a / p, axis=-1)
+            out["lr"][:, r] = eta[:, r * tau]
+            x, U = _round(stacked, rule, out, r, (x, X, G, U, a, m),
+                          eta[:, r * tau:(r + 1) * tau], tau)
     return out
 
 
 def _round(stacked, rule, out, r, state, eta, tau):
-    """One round's tau local steps from X: fills the round arrays of round r; returns the
-    next server model and the rule's state."""
-    x, X, G, U = state
-    p, a, P = stacked.p, rule.weights(stacked.p), x.shape[0]
+    """One round's tau local steps from X (absent clients, ``m`` False, stay there; ``m`` None:
+    every client): fills the round arrays of round r; returns the next server model and the
+    rule's state."""
+    x, X, G, U, a, m = state
+    p, P = stacked.p, x.shape[0]
     W, shadow, g2 = X, 0.0, np.zeros(P)
     dmax, dsum, disc = np.zeros(P), np.zeros(P), np.zeros(P)
+    sub = "n,pnd->pd" if a.ndim == 1 else "pn,pnd->pd"  # shared or per-instance weights
     for k in range(tau):
         if k or rule.perturbed:
             G = stacked.grads(rule.query(W, U))
-        g2 = np.maximum(g2, np.max(np.sum(G * G, axis=2), axis=1))
-        W = rule.step(W, G, X, eta)
-        xbar = x + np.einsum("n,pnd->pd", a, W - X)
+        g2 = np.maximum(g2, np.max(_on(m, np.sum(G * G, axis=2), 0.0), axis=1))
+        W = rule.step(W, G, X, eta[:, k, None, None])
+        W = W if m is None else np.where(m[:, :, None], W, X)
+        xbar = x + np.einsum(sub, a, W - X)
         xb = np.broadcast_to(xbar[:, None, :], W.shape)
         shadow = shadow + np.einsum("n,pn->p", p, stacked.losses(xb)) - stacked.F_star
         dev = np.sum((W - xb) ** 2, axis=2)  # (P, N) ||x_i^(r,k+1) - xbar^(r,k+1)||^2
-        dmax = np.maximum(dmax, np.max(dev, axis=1))
-        disc = np.maximum(disc, dev @ a)
+        dev_p = _on(m, dev, 0.0)
+        dmax = np.maximum(dmax, np.max(dev_p, axis=1))
+        disc = np.maximum(disc, dev @ a if a.ndim == 1 else np.sum(dev * a, axis=1))
         if k < tau - 1:
-            dsum = dsum + np.sum(dev, axis=1)
+            dsum = dsum + np.sum(dev_p, axis=1)
+    some = True if m is None else np.any(m, axis=1)  # toys.run measures nothing in a round
     for key, v in (("shadow_gap", shadow / tau), ("g2_max", g2), ("drift_max", dmax),
-                   ("drift_sum", dsum), ("disc_max", disc)):
-        out[key][:, r] = v
+                   ("drift_sum", dsum), ("disc_max", disc)):  # without participants
+        out[key][:, r] = np.where(some, v, np.nan)
     return xbar, rule.end_round(U, W, x)
 
 
-def quantities_of_trace(tr) -> dict:
-    """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...))."""
-    return {k: np.asarray(getattr(tr, k), dtype=float)[None, :]
-            for k in (*STATE_KEYS, *ROUND_KEYS)}
+def _on(m, v, off):
+    """``v`` where the clients participate (``m`` None: all of them), ``off`` elsewhere."""
+    return v if m is None else np.where(m, v, off)
+
+
+def quantities_of_trace(tr, p=None) -> dict:
+    """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...));
+    with the problem's weights ``p`` also :data:`KAPPA_KEYS` (from the trace's alpha)."""
+    q = {k: np.asarray(getattr(tr, k), dtype=float)[None, :]
+         for k in (*STATE_KEYS, *ROUND_KEYS)}
+    if p is not None:
+        kappa = np.asarray(tr.alpha, dtype=float) / np.asarray(p, dtype=float)
+        q["kappa_min"], q["kappa_max"] = np.min(kappa, axis=1)[None], np.max(kappa, axis=1)[None]
+    return q
 
 
 def measure(lhs: str, q: dict):
@@ -139,6 +174,8 @@ def measure(lhs: str, q: dict):
         return np.max(q["drift_max"], axis=1, keepdims=True), {}
     if lhs == "client_discrepancy":
         return q["disc_max"], {}
+    if lhs == "Pi":
+        return np.max(q["kappa_max"], axis=1, keepdims=True), {}
     if lhs == "round_avg_gap":
         return q["shadow_gap"], {"dist0": q["dist2"][:, :-1], "dist_tau": q["dist2"][:, 1:],
                                  "drift_sum": q["drift_sum"]}

@@ -31,6 +31,9 @@ def exact_worst_case(plan, res, wanted, instance_type) -> None:
     if key not in _pep.MODELS:
         res.exact_reason = f"no PEP model for lhs={plan.lhs}, algorithm={plan.algorithm}"
         return
+    if getattr(plan, "participation", None) is not None:
+        res.exact_reason = "the PEP models full participation, not the searched patterns"
+        return
     names = set(plan.bound.params) | set(plan.bound.extra_params)
     modelled = {"L", "mu", "D", "D0", "R", "T", "eta", "lr", "gamma", *_LOCAL_NAMES}
     if names - modelled - set(plan.fixed):

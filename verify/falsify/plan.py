@@ -7,10 +7,11 @@ follows them:
 
 * ``algorithm``: ``"gd"`` (gradient descent: one client, one step per round, T = iterations),
   ``"fedavg"`` (full participation, exact gradients, ``tau`` local steps, T = rounds),
-  ``"fedprox"`` (FedAvg with proximal local steps, coefficient ``alpha``) or ``"beta"`` (seed
-  003's beta-perturbed local steps, uniform message graph); see
-  :mod:`verify.falsify.algorithms`. Any other algorithm is *not applicable* (it is never
-  replaced by another one);
+  ``"fedprox"`` (FedAvg with proximal local steps, coefficient ``alpha``), ``"beta"`` (seed
+  003's beta-perturbed local steps, uniform message graph) or ``"fedsoftmax"`` (seeds
+  000/001's loss-weighted aggregation, temperature searched; strongly convex classes, where
+  the clients' minima F_i* it scores with exist); see :mod:`verify.falsify.algorithms`. Any
+  other algorithm is *not applicable* (it is never replaced by another one);
 * ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
   strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
 * ``lhs``: one of :data:`verify.falsify.engine.LHS`.
@@ -25,12 +26,18 @@ descent on an L-smooth convex function still descends). A precondition that name
 alone on one side (``gamma >= 1/(2 E (L + alpha))``) bounds the range by the other side's
 value, so a theorem's prescribed step (``<=`` and ``>=`` together) is searched at that step
 exactly. A bound that names no step size is judged at ``eta=`` of the setting, default 1/L
-(stated in the result).
+(stated in the result), or, for an algorithm analysed with a decaying step
+(:data:`verify.falsify.algorithms.SCHEDULES`: fedsoftmax), at that step, BM's
+eta_t = 1/(mu (t + gamma)) with gamma = max(4L/mu, 1 + 3/(8 p_min), E - 1). A bound whose
+metadata reads its ``T`` as SGD iterations (``symbols`` T = ``rounds*local_steps``, BM) gets
+T = rounds x local steps (the grid stays one of rounds).
 
 Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0 - x*||,
 ``T``, the step, the local steps (``tau``, ``E``, ``K``, ``I``), ``M`` = ``N`` = clients,
 ``Delta`` = ``F0`` = F(x0) - F*, ``G`` = max ||g_i|| over the gradients used, ``sigma`` = 0,
-``S`` = sum p_i^2, ``p_min``, and the per-round ones of its left-hand side
+``S`` = sum p_i^2, ``p_min``, BM's ``pi`` / ``Pi`` (min / max over the run's rounds and
+clients of kappa = alpha_i / p_i, measured on each instance), and the per-round ones of its
+left-hand side
 (:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``gamma_prev`` (the previous
 round's step, 0 at t = 0), ``f_w``, ``f_star``, ``dist0``, ``dist_tau``, ``drift_sum``). Any
 other parameter must be given in the setting, else the bound is not applicable.
@@ -47,6 +54,12 @@ With several clients:
   with zeta, whose tilted clients have none) are not applicable yet: a value measured at x*
   would judge a "for all x" bound on instances outside its class.
 
+Participation: every client every round, unless a registered bound is searched with
+``participation=`` (:mod:`verify.falsify.participation`: Bernoulli, cyclic, Markov patterns,
+their parameters one more grid of the search, the masks drawn per instance); the catalogue
+bounds the search runs all assume full participation. Data weights: uniform, except for a
+bound that names ``p_min`` (and not fixed by the setting): p_i ∝ r^i, r in {1, 1/2, 1/5}.
+
 >>> import boundlab
 >>> from boundlab import Bound, make_params, sym
 >>> b = Bound(id="mine.plan_demo", source="note", expr=sym("L") * sym("D") ** 2 / sym("T"),
@@ -61,15 +74,34 @@ With several clients:
 ({'alpha': 0.1}, {'alpha': 1.0}, {'alpha': 10.0})
 >>> p.with_hyper({"alpha": 1.0}).eta_range(4, 5)   # gamma = 1/(2 E (L + alpha)), pinned
 (0.05, 0.05)
+>>> p = make_plan(boundlab.get("skew.pi_bound"), {})
+>>> p.schedule, p.measured, p.scalars(T=4, tau=5)["T"]   # BM's T counts SGD iterations
+('bm', ('Gamma', 'pi', 'Pi'), 20)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from . import algorithms as _algorithms
+from ._plan_parts import (
+    LOCAL_NAMES,
+    STEP_NAMES,
+    NotApplicable,
+    check_loss_weights,
+    check_no_pinned_setting,
+    check_participation_allowed,
+    eta_max,
+    feasible,
+    run_extras,
+    skewed,
+    step_of,
+    step_sides,
+    t_iterations,
+)
 from .algorithms import ALGORITHMS
 from .engine import LHS, PER_ROUND
 from .families.registry import CLASSES, Spec
@@ -78,10 +110,12 @@ __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITH
 
 T_GRID = (1, 2, 4, 8, 16, 64)
 TAU_GRID = (1, 2, 5)
-STEP_NAMES = ("eta", "lr", "gamma")
-LOCAL_NAMES = ("tau", "E", "K", "I")
 GIVEN = {"L", "mu", "D", "D0", "R", "T", "M", "N", "Delta", "F0", "G", "sigma", "S",
          "p_min", "t", "dist_t", *STEP_NAMES, *LOCAL_NAMES}
+#: BM's extreme weight ratios, measured on every instance (kappa = alpha / p over the run)
+KAPPA = ("pi", "Pi")
+#: grid keys that set the run, not the algorithm (participation pattern, data weights' skew)
+_RUN_KEYS = ("participation", "p_skew")
 
 
 #: the (L, D) scale factors searched when the setting leaves L (and the step) or D free
@@ -99,11 +133,7 @@ def _scales(setting: dict, step_given: bool) -> tuple:
 ZETA_DEFAULT = 0.5  # zeta = ZETA_DEFAULT * L * D when the setting gives none
 HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
 #: measured on every instance (per-instance parameters of the search and the replay)
-MEASURED = ("Gamma",)
-
-
-class NotApplicable(Exception):
-    """The bound cannot be judged by this search; ``str(exc)`` is the reason."""
+MEASURED = ("Gamma", *KAPPA)
 
 
 @dataclass(frozen=True)
@@ -124,7 +154,9 @@ class Plan:
     scales: tuple = ((1.0, 1.0),)
     hyper_grid: tuple = ({},)  # the algorithm's hyper-parameter points (algorithms.HYPER)
     hyper_scaled: tuple = ()  # their names that scale with L (a searched alpha)
-    measured: tuple = ()  # per-instance parameters measured on each instance (Gamma)
+    measured: tuple = ()  # per-instance parameters measured on each instance (Gamma, pi, Pi)
+    schedule: str | None = None  # a step schedule (algorithms.SCHEDULES) instead of one step
+    t_iterations: bool = False  # the bound's T counts SGD iterations (rounds x local steps)
 
     def at_scale(self, l_factor: float, d_factor: float) -> Plan:
         """This plan with L, mu (and a default step 1/L, a searched alpha) times ``l_factor``
@@ -137,20 +169,68 @@ class Plan:
         spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor,
                                    zeta=zeta)
         step = None if self.step_fixed is None else self.step_fixed / l_factor
-        grid = tuple({k: v * l_factor if k in self.hyper_scaled else v for k, v in h.items()}
+        f = _algorithms.unit_factor(self.algorithm, l_factor, d_factor)
+        grid = tuple({k: v * f if k in self.hyper_scaled else v for k, v in h.items()}
                      for h in self.hyper_grid)
         return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),),
                                    hyper_grid=grid)
 
     def with_hyper(self, hyper: dict) -> Plan:
-        """This plan at one point of its hyper-parameter grid."""
-        return dataclasses.replace(self, hyper_grid=(dict(hyper),))
+        """This plan at one point of its hyper-parameter grid (with a ``p_skew``, the data
+        weights of its spec)."""
+        plan = dataclasses.replace(self, hyper_grid=(dict(hyper),))
+        if "p_skew" not in hyper:
+            return plan
+        w = skewed(self.spec.n_clients, hyper["p_skew"])
+        return dataclasses.replace(plan, spec=dataclasses.replace(self.spec, weights=w))
 
     @property
     def hyper(self) -> dict:
         """The algorithm's hyper-parameters: the plan's grid point (:meth:`with_hyper`); a
         plan with several reads as at the first one (:meth:`scalars`, :meth:`eta_range`)."""
-        return dict(self.hyper_grid[0])
+        return {k: v for k, v in self.hyper_grid[0].items() if k not in _RUN_KEYS}
+
+    @property
+    def participation(self) -> str | None:
+        """The participation pattern of the grid point (None: full participation)."""
+        return self.hyper_grid[0].get("participation")
+
+    def masks(self, Z, T: int):
+        """(P, T, N) participation masks of the search points ``Z`` (None: full)."""
+        if self.participation is None:
+            return None
+        if Z is None:
+            raise ValueError(f"participation {self.participation!r}: the masks are drawn from "
+                             "the instance's search point z, and none was given")
+        from .participation import masks
+
+        return masks(self.participation, Z, T, self.spec.n_clients)
+
+    def run_info(self, T: int, tau: int) -> dict:
+        """What an instance's run record adds to its step and rounds: the step schedule and
+        the participation pattern, when the plan has them."""
+        out = {}
+        if self.schedule is not None:
+            out["lr_schedule"] = f"1/(mu (t + {self.bm_gamma(T, tau):.6g})), mu = {self.spec.mu:g}"
+        if self.participation is not None:
+            out["participation"] = self.participation
+        if self.spec.weights is not None:
+            out["p_min"] = float(self.spec.p.min())
+        return out
+
+    def steps(self, eta, T: int, tau: int):
+        """The steps of a run from the search's ``eta`` (P,): ``eta`` itself (one step per
+        instance) or the plan's schedule, (P, T tau) one value per SGD iteration."""
+        eta = np.asarray(eta, dtype=float)
+        if self.schedule is None:
+            return eta
+        sched = _algorithms.schedule(self.spec.mu, self.bm_gamma(T, tau), T, tau)
+        return np.tile(sched, (eta.shape[0], 1))
+
+    def bm_gamma(self, T: int, tau: int) -> float:
+        """gamma of BM's step schedule (:func:`verify.falsify.algorithms.bm_gamma`)."""
+        s = self.spec
+        return _algorithms.bm_gamma(s.L, s.mu, self.scalars(T, tau)["p_min"], tau)
 
     def toys_call(self) -> tuple:
         """``(algorithm, keyword arguments)`` of ``toys.run`` for this plan's algorithm."""
@@ -162,21 +242,26 @@ class Plan:
 
     def eta_range(self, T: int, tau: int):
         """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
+        if self.schedule is not None:  # the schedule's first step (the search's eta)
+            eta0 = 1.0 / (self.spec.mu * self.bm_gamma(T, tau))
+            return eta0, eta0
         if self.step_name is None:
             return self.step_fixed, self.step_fixed
-        hi = _eta_max(self, T, tau)
+        hi = eta_max(self, T, tau)
         lo = hi / 20.0
-        if not _feasible(self, T, tau, lo):  # a lower bound on the step (a pinned step)
-            lower = [v for v in _step_sides(self, T, tau) if lo < v <= hi
-                     and _feasible(self, T, tau, v)]
+        if not feasible(self, T, tau, lo):  # a lower bound on the step (a pinned step)
+            lower = [v for v in step_sides(self, T, tau) if lo < v <= hi
+                     and feasible(self, T, tau, v)]
             lo = min(lower) if lower else hi
         return lo, hi
 
     def scalars(self, T: int, tau: int) -> dict:
         """The parameters known before a run (constants, run settings, the setting)."""
         s = self.spec
-        out = {"L": s.L, "mu": s.mu, "D": s.D, "D0": s.D, "R": s.D, "T": T, "M": s.n_clients,
-               "N": s.n_clients, "sigma": 0.0, "S": 1.0 / s.n_clients, "p_min": 1 / s.n_clients}
+        p = s.p
+        out = {"L": s.L, "mu": s.mu, "D": s.D, "D0": s.D, "R": s.D,
+               "T": T * tau if self.t_iterations else T, "M": s.n_clients,
+               "N": s.n_clients, "sigma": 0.0, "S": float(p @ p), "p_min": float(p.min())}
         out.update({k: tau for k in LOCAL_NAMES})
         if s.zeta is not None:
             out["zeta"] = s.zeta
@@ -185,11 +270,15 @@ class Plan:
         return out
 
 
-def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan:
+def make_plan(bound, setting: dict, algorithm=None, function_class=None,
+              participation=None) -> Plan:
     """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason.
 
     ``algorithm`` / ``function_class``: those of a Bound object that is not registered (a
-    registered or catalogue bound keeps its own; a different value is a DomainError)."""
+    registered or catalogue bound keeps its own; a different value is a DomainError).
+    ``participation``: the patterns a registered bound is searched under
+    (:mod:`verify.falsify.participation`; default every client every round)."""
+    check_participation_allowed(bound, participation)
     algo, fclass = _declared(bound, algorithm, function_class)
     names = set(bound.params) | set(bound.extra_params)
     s = dict(setting)
@@ -198,9 +287,12 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
     tau_names = [k for k in LOCAL_NAMES if k in s]
     tau_grid = (1,) if algo == "gd" else (
         (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
-    step_name, step_fixed, notes, step_given = _step(names, s, spec.L)
+    step_name, step_fixed, notes, step_given = step_of(names, s, spec.L)
+    decaying = step_name is None and not step_given and algo in _algorithms.SCHEDULES
+    if decaying:  # the algorithm's schedule, not 1/L (run_extras)
+        step_fixed, notes = None, []
     try:
-        hyper_grid, hyper_scaled = _algorithms.hyper_grid(algo, s, spec.L)
+        hyper_grid, hyper_scaled = _algorithms.hyper_grid(algo, s, spec.L, spec.D)
     except ValueError as exc:
         from boundlab.errors import DomainError
 
@@ -209,6 +301,11 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
     hetero = sorted(names & HETEROGENEITY)
     spec, measured, het_notes = _heterogeneity(spec, hetero, algo, fclass, s)
     notes += het_notes
+    check_loss_weights(algo, fclass, spec)
+    hyper_grid, schedule, extra = run_extras(bound, algo, spec, participation, hyper_grid,
+                                             decaying, set(s))
+    notes = extra[:1] + notes + extra[1:] if decaying else notes + extra
+    measured += tuple(k for k in KAPPA if k in names)
     fixed = {k: float(v) for k, v in s.items() if k in names}
     fixed.update({k: step_fixed for k in STEP_NAMES if k in names and step_given})
     if algo == "gd":  # one client: no heterogeneity at all
@@ -223,7 +320,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None) -> Plan
                             "name=value")
     return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
                 fixed, tuple(notes), _scales(setting, step_given), hyper_grid, hyper_scaled,
-                measured)
+                measured, schedule, t_iterations(bound))
 
 
 def _declared(bound, algorithm, function_class):
@@ -254,22 +351,8 @@ def _declared(bound, algorithm, function_class):
     if fclass not in CLASSES:
         raise NotApplicable(f"function_class {fclass!r}: register the bound with one of "
                             f"{', '.join(CLASSES)}")
-    _check_no_pinned_setting(bound)
+    check_no_pinned_setting(bound)
     return algo, fclass
-
-
-def _check_no_pinned_setting(bound) -> None:
-    """NotApplicable when the preconditions pin a run setting the search takes from an integer
-    grid (``T``, the local steps) to an expression (``E <= E_opt`` and ``E >= E_opt``)."""
-    seen = {}
-    for pc in bound.preconditions:
-        name = getattr(pc.lhs, "name", None)
-        if name in ("T", *LOCAL_NAMES) and pc.op in ("<=", ">="):
-            seen.setdefault((name, str(pc.rhs)), set()).add(pc.op)
-    for (name, rhs), ops in seen.items():
-        if ops == {"<=", ">="}:
-            raise NotApplicable(f"its preconditions pin {name} = {rhs}: falsify runs {name} "
-                                "from an integer grid, not at a value set by the instance")
 
 
 def _spec(s: dict, algo: str, fclass: str) -> Spec:
@@ -280,23 +363,6 @@ def _spec(s: dict, algo: str, fclass: str) -> Spec:
         raise NotApplicable("a strongly convex class needs mu > 0")
     n = 1 if algo == "gd" else int(s.pop("n_clients", s.pop("M", 3)))
     return Spec(L=L, mu=mu, D=float(s.pop("D", 1.0)), n_clients=n, dim=int(s.pop("dim", 2)))
-
-
-def _step(names, s: dict, L: float):
-    """``(step name searched or None, fixed step or None, notes, whether the setting gave
-    it)``."""
-    steps = [k for k in STEP_NAMES if k in names]
-    if len(steps) > 1:
-        raise NotApplicable(f"the bound names several step sizes {steps}: falsify cannot tell "
-                            "which one the algorithm uses")
-    given = [k for k in STEP_NAMES if k in s]
-    step_fixed = float(s.pop(given[0])) if given else None
-    if steps and step_fixed is None:
-        return steps[0], None, [], False
-    if step_fixed is None:
-        return None, 1.0 / L, [f"step size 1/L = {1.0 / L:g} (the bound names none; pass "
-                               "eta=)"], False
-    return None, step_fixed, [], True
 
 
 def _heterogeneity(spec, hetero, algo, fclass, s):
@@ -334,64 +400,3 @@ def batched_plan_applies(bound) -> bool:
     except Exception:  # noqa: BLE001 - NotApplicable, or no metadata: not searched here
         return False
     return True
-
-
-def _feasible(plan, T, tau, eta) -> bool:
-    b = plan.bound
-    names = set(b.params) | set(b.extra_params)
-    vals = {k: v for k, v in {**plan.scalars(T, tau), plan.step_name: eta}.items() if k in names}
-    if not set(names) - set(vals):
-        try:
-            return not b.violated_preconditions(**vals)
-        except Exception:  # noqa: BLE001 - a value outside a domain: not a feasible step
-            return False
-    # per-round parameters are measured later: the preconditions that do not read them decide
-    # the step here; the judge checks every precondition on each measured instance
-    try:
-        return all(bool(pc.holds({n: vals[n] for n in pc.names}))
-                   for pc in b.preconditions if set(pc.names) <= set(vals))
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _step_sides(plan, T, tau) -> list:
-    """The values of the preconditions' other side where one side is the step alone
-    (``gamma <= 1/(2*L)``, ``gamma >= 1/(2*E*(L+alpha))``), at the run's scalars."""
-    import sympy as sp
-
-    vals = {**plan.scalars(T, tau), plan.step_name: 1.0}  # the step's value is not read
-    out = []
-    for pc in plan.bound.preconditions:
-        if not set(pc.names) <= set(vals):
-            continue
-        sides = (sp.sympify(pc.lhs), sp.sympify(pc.rhs))
-        for i in (0, 1):
-            one, other = sides[i], sides[1 - i]
-            if isinstance(one, sp.Symbol) and one.name == plan.step_name and \
-                    plan.step_name not in {x.name for x in other.free_symbols}:
-                try:
-                    v = float(pc.evaluators[1 - i]([vals[n] for n in pc.names]))
-                except Exception:  # noqa: BLE001 - not a number here: no bound from it
-                    continue
-                if math.isfinite(v) and v > 0:
-                    out.append(v)
-    return out
-
-
-def _eta_max(plan, T, tau) -> float:
-    cap = 2.0 / plan.spec.L * (1 - 1e-9)
-    if _feasible(plan, T, tau, cap):
-        return cap
-    lo = cap * 1e-6
-    if not _feasible(plan, T, tau, lo):
-        pinned = [v for v in _step_sides(plan, T, tau) if v <= cap
-                  and _feasible(plan, T, tau, v)]
-        if pinned:  # a lower bound on the step too: the largest step the sides allow
-            return max(pinned)
-        raise NotApplicable(f"no step size in [{lo:.3g}, {cap:.3g}] satisfies the "
-                            f"preconditions of {plan.bound.id} at T={T}, tau={tau}")
-    hi = cap
-    for _ in range(60):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if _feasible(plan, T, tau, mid) else (lo, mid)
-    return lo

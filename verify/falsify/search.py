@@ -15,6 +15,7 @@ seeded random order, every family at each); the same seed gives the same search 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,7 +148,8 @@ def _evaluate(plan, fam, Z, T, tau, eta):
         stacked = None  # e.g. one optimum not solved: judge instance by instance (-inf there)
     if stacked is None:
         return _evaluate_each(plan, fam, Z, T, tau, eta)
-    q = run_batched(stacked, stacked.x0, eta, rounds=T, tau=tau, rule=plan.rule())
+    q = run_batched(stacked, stacked.x0, plan.steps(eta, T, tau), rounds=T, tau=tau,
+                    rule=plan.rule(), masks=plan.masks(Z, T))
     per = _per_instance(plan, q, eta, gamma)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per)
     return r, lhs, rhs
@@ -164,8 +166,13 @@ def _gamma(plan, prob):
 
 
 def _per_instance(plan, q, eta, gamma=None):
-    per = {"Delta": q["gap"][:, 0], "F0": q["gap"][:, 0],
-           "G": np.sqrt(np.nanmax(q["g2_max"], axis=1))}
+    with warnings.catch_warnings():  # all-NaN rows: no participant ever, or diverged (-inf)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        per = {"Delta": q["gap"][:, 0], "F0": q["gap"][:, 0],
+               "G": np.sqrt(np.nanmax(q["g2_max"], axis=1))}
+        if "pi" in plan.measured or "Pi" in plan.measured:  # BM's extremes of kappa = alpha/p:
+            per["pi"] = np.minimum(np.nanmin(q["kappa_min"], axis=1), 1.0)  # pi <= 1 <= Pi
+            per["Pi"] = np.maximum(np.nanmax(q["kappa_max"], axis=1), 1.0)  # (rounding)
     if plan.step_name is not None:
         per[plan.step_name] = eta
     if gamma is not None:
@@ -173,15 +180,18 @@ def _per_instance(plan, q, eta, gamma=None):
     return per
 
 
-def run_instance(plan, prob, x0, T, tau, eta):
+def run_instance(plan, prob, x0, T, tau, eta, z=None):
     """One instance through the real engine: ``(ratio, lhs, rhs)`` measured on ``toys.run``
-    with the plan's algorithm and hyper-parameters."""
+    with the plan's algorithm and hyper-parameters, its step schedule and the participation
+    masks of the search point ``z`` (needed when the plan has a participation pattern)."""
     import toys
 
     algo, hyper = plan.toys_call()
-    tr = toys.run(prob, algo, rounds=T, seed=0, lr=float(eta), local_steps=int(tau), x0=x0,
-                  **hyper)
-    q = quantities_of_trace(tr)
+    lr = plan.steps(np.array([float(eta)]), T, tau)[0]
+    part = plan.masks(np.asarray(z, dtype=float)[None], T)[0] if plan.participation else "full"
+    tr = toys.run(prob, algo, rounds=T, seed=0, lr=lr, local_steps=int(tau), x0=x0,
+                  participation=part, **hyper)
+    q = quantities_of_trace(tr, prob.p)
     gamma = _gamma(plan, prob)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau),
                            _per_instance(plan, q, np.array([eta]), gamma))
@@ -193,7 +203,7 @@ def _evaluate_each(plan, fam, Z, T, tau, eta):
     for i in range(Z.shape[0]):
         try:
             prob, x0 = fam.build(Z[i], plan.spec)
-            out[:, i] = run_instance(plan, prob, x0, T, tau, eta[i])
+            out[:, i] = run_instance(plan, prob, x0, T, tau, eta[i], z=Z[i])
         except Exception:  # noqa: BLE001 - an instance without an optimum scores -inf
             continue
     return out[0], out[1], out[2]

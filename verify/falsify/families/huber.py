@@ -52,14 +52,13 @@ class RidgeFamily:
     def build(self, z, spec):
         arr = self._arrays(z, spec)
         one = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in arr.items()}
-        prob = _ridge.RidgeSum(one, name=f"{self.name} ridge sum")
+        prob = _ridge.RidgeSum(one, p=spec.weights, name=f"{self.name} ridge sum")
         if spec.zeta is not None:
             prob = tilt.TiltedProblem(prob, self._tilts(z, spec)[0])
         return prob, prob.x_star + spec.D * one["u"]
 
     def stack(self, Z, spec):
-        N = int(spec.n_clients)
-        st = _ridge.StackedRidge(self._arrays(Z, spec), np.full(N, 1.0 / N))
+        st = _ridge.StackedRidge(self._arrays(Z, spec), spec.p)
         return st if spec.zeta is None else tilt.TiltedStack(st, self._tilts(Z, spec))
 
 

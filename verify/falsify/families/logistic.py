@@ -43,7 +43,7 @@ class LogisticFamily:
         l2 = spec.mu if spec.mu > 0 else 1e-3 * spec.L
         top = np.linalg.eigvalsh(np.einsum("nri,nrj->nij", X, X) / (4 * n))[:, -1]
         X = X * np.sqrt((spec.L - l2) / top)[:, None, None]
-        prob = toys.logistic(list(X), list(y), l2=l2)
+        prob = toys.logistic(list(X), list(y), l2=l2, weights=spec.weights)
         u = z[N * n * (d + 1):]
         nu = float(np.linalg.norm(u))
         u = u / nu if nu > 1e-9 else np.eye(d)[0]

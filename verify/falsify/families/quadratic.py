@@ -71,14 +71,14 @@ class QuadraticFamily:
         import toys
 
         A, c, u = self._arrays(z, spec)
-        prob = toys.Quadratic(A[0], c[0], name="falsify quadratic")
+        prob = toys.Quadratic(A[0], c[0], weights=spec.weights, name="falsify quadratic")
         if spec.zeta is not None:
             prob = tilt.TiltedProblem(prob, self._tilts(z, spec)[0])
         return prob, prob.x_star + spec.D * u[0]
 
     def stack(self, Z, spec):
         A, c, u = self._arrays(Z, spec)
-        st = StackedQuadratic(A, c, u, spec.D)
+        st = StackedQuadratic(A, c, u, spec.D, spec.p)
         return st if spec.zeta is None else tilt.TiltedStack(st, self._tilts(Z, spec))
 
 
@@ -86,9 +86,10 @@ class StackedQuadratic:
     """A population of quadratic problems (row k = instance k) for the batched engine; every
     client's own minimum is F_i(c_i) = 0 (``F_star_i``)."""
 
-    def __init__(self, A, c, u, D):
+    def __init__(self, A, c, u, D, p=None):
         P, N, d, _ = A.shape
-        self.A, self.c, self.p = A, c, np.full(N, 1.0 / N)
+        self.A, self.c = A, c
+        self.p = np.full(N, 1.0 / N) if p is None else np.asarray(p, dtype=float)
         Abar = np.einsum("n,pnij->pij", self.p, A)
         rhs = np.einsum("n,pnij,pnj->pi", self.p, A, c)
         x = np.linalg.solve(Abar, rhs[..., None])[..., 0]

@@ -55,7 +55,8 @@ CLASSES = ("smooth-convex", "smooth-strongly-convex", "smooth-nonconvex")
 @dataclass(frozen=True)
 class Spec:
     """What every instance satisfies: L-smooth, mu-strongly convex clients (mu = 0: convex),
-    ``n_clients`` clients in dimension ``dim``, ``||x0 - x*|| = D``.
+    ``n_clients`` clients in dimension ``dim``, ``||x0 - x*|| = D``, data weights ``weights``
+    (the objective F = sum_i p_i F_i; default uniform).
 
     >>> Spec(L=1.0, mu=2.0, D=1.0, n_clients=1, dim=1)
     Traceback (most recent call last):
@@ -69,8 +70,16 @@ class Spec:
     n_clients: int = 1
     dim: int = 2
     zeta: float | None = None  # held fixed: shared function + tilts (families.tilt)
+    weights: tuple | None = None  # the clients' data weights p (None: uniform 1/N)
 
     def __post_init__(self):
+        if self.weights is not None:
+            w = tuple(float(v) for v in self.weights)
+            object.__setattr__(self, "weights", w)
+            if len(w) != int(self.n_clients) or not all(v > 0 for v in w) or \
+                    abs(sum(w) - 1.0) > 1e-12 or self.zeta is not None:
+                raise DomainError("weights", w, f"{self.n_clients} positive weights summing to "
+                                  "1 (uniform when zeta is held fixed)")
         if not (self.L > 0):
             raise DomainError("L", self.L, "a positive number")
         if not (0 <= self.mu < self.L):
@@ -79,6 +88,14 @@ class Spec:
             raise DomainError("D", self.D, "a positive number")
         if int(self.n_clients) < 1 or int(self.dim) < 1:
             raise DomainError("n_clients", self.n_clients, "integers n_clients, dim >= 1")
+
+    @property
+    def p(self):
+        """The clients' data weights (N,): ``weights``, or uniform."""
+        import numpy as np
+
+        N = int(self.n_clients)
+        return np.full(N, 1.0 / N) if self.weights is None else np.array(self.weights)
 
 
 def _load_builtin() -> None:

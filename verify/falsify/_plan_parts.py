@@ -1,0 +1,207 @@
+"""Parts of :mod:`verify.falsify.plan`: the reason a bound is not searched
+(:class:`NotApplicable`), what an algorithm's run needs (its step schedule, the participation
+patterns, loss weights' client minima, T in SGD iterations) and the step-size range its
+preconditions allow (bisection on the preconditions, the sides that pin the step).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import algorithms as _algorithms
+
+__all__ = ["NotApplicable", "P_SKEWS", "STEP_NAMES", "LOCAL_NAMES", "step_of",
+           "check_no_pinned_setting", "check_loss_weights", "check_participation_allowed",
+           "eta_max", "feasible", "run_extras", "skewed", "step_sides", "t_iterations",
+           "with_participation"]
+
+
+STEP_NAMES = ("eta", "lr", "gamma")
+LOCAL_NAMES = ("tau", "E", "K", "I")
+
+
+class NotApplicable(Exception):
+    """The bound cannot be judged by this search; ``str(exc)`` is the reason."""
+
+
+def step_of(names, s: dict, L: float):
+    """``(step name searched or None, fixed step or None, notes, whether the setting gave
+    it)``."""
+    steps = [k for k in STEP_NAMES if k in names]
+    if len(steps) > 1:
+        raise NotApplicable(f"the bound names several step sizes {steps}: falsify cannot tell "
+                            "which one the algorithm uses")
+    given = [k for k in STEP_NAMES if k in s]
+    step_fixed = float(s.pop(given[0])) if given else None
+    if steps and step_fixed is None:
+        return steps[0], None, [], False
+    if step_fixed is None:
+        return None, 1.0 / L, [f"step size 1/L = {1.0 / L:g} (the bound names none; pass "
+                               "eta=)"], False
+    return None, step_fixed, [], True
+
+
+def check_no_pinned_setting(bound) -> None:
+    """NotApplicable when the preconditions pin a run setting the search takes from an integer
+    grid (``T``, the local steps) to an expression (``E <= E_opt`` and ``E >= E_opt``)."""
+    seen = {}
+    for pc in bound.preconditions:
+        name = getattr(pc.lhs, "name", None)
+        if name in ("T", *LOCAL_NAMES) and pc.op in ("<=", ">="):
+            seen.setdefault((name, str(pc.rhs)), set()).add(pc.op)
+    for (name, rhs), ops in seen.items():
+        if ops == {"<=", ">="}:
+            raise NotApplicable(f"its preconditions pin {name} = {rhs}: falsify runs {name} "
+                                "from an integer grid, not at a value set by the instance")
+
+
+#: the data weights searched for a bound that names p_min: p_i ∝ r^i, r in P_SKEWS
+P_SKEWS = (1.0, 0.5, 0.2)
+
+
+def skewed(n_clients: int, r: float) -> tuple:
+    """Data weights p_i ∝ r^i, i = 0..N-1 (r = 1: uniform).
+
+    >>> [round(v, 4) for v in skewed(3, 0.5)]
+    [0.5714, 0.2857, 0.1429]
+    """
+    w = float(r) ** np.arange(int(n_clients), dtype=float)
+    return tuple((w / w.sum()).tolist())
+
+
+def run_extras(bound, algo, spec, participation, grid, decaying, given=()):
+    """``(grid, schedule, notes)``: the hyper-parameter grid times the participation patterns
+    and (for a bound naming p_min, unless the setting gives it: then uniform weights) the data
+    weights' skews; the algorithm's step schedule when ``decaying`` (the bound names no step
+    and the setting gives none)."""
+    names = set(bound.params) | set(bound.extra_params)
+    grid, notes = with_participation(bound, algo, participation, spec, grid)
+    skews = (1.0,)
+    if "p_min" in names and "p_min" not in given and spec.n_clients > 1 and algo != "beta" \
+            and spec.zeta is None:
+        skews = P_SKEWS
+        grid = tuple({**h, "p_skew": r} for h in grid for r in skews)
+        notes.append(f"data weights p_i ∝ r^i searched, r in {{{', '.join(map(str, skews))}}} "
+                     "(the bound names p_min)")
+    if not decaying:
+        return grid, None, notes
+    p_min = min(skewed(spec.n_clients, r)[-1] for r in skews)
+    if 4.0 * spec.L / spec.mu < 1.0 + 3.0 / (8.0 * p_min):
+        raise NotApplicable(f"4L/mu = {4 * spec.L / spec.mu:g} < 1 + 3/(8 p_min) = "
+                            f"{1 + 3 / (8 * p_min):g}: the gamma of BM's step would depend on "
+                            "the measured weights (give eta= for a constant step)")
+    return grid, _algorithms.SCHEDULES[algo], [
+        "step eta_t = 1/(mu (t + gamma)), t = SGD iteration, gamma = max(4L/mu, 1 + 3/(8 p_min), "
+        "E - 1) (BM's corollary step; pass eta= for a constant step)"] + notes
+
+
+def with_participation(bound, algo, participation, spec, grid):
+    """``(grid, notes)``: the hyper-parameter grid times the participation patterns."""
+    from .participation import ALGORITHMS as PARTIAL
+    from .participation import canonical
+
+    patterns = canonical(participation, spec.n_clients)
+    if not patterns:
+        return grid, []
+    if algo not in PARTIAL:
+        raise NotApplicable(f"participation={participation!r}: the batched engine runs "
+                            f"{', '.join(PARTIAL)} with partial participation, not {algo}")
+    grid = tuple({**h, "participation": q} for h in grid for q in patterns)
+    return grid, [f"participation searched over {', '.join(patterns)} (masks drawn per "
+                  "instance, replayed on toys.run as its participation matrix)"]
+
+
+def check_participation_allowed(bound, participation) -> None:
+    """A DomainError for a partial participation pattern on a catalogue bound: every one the
+    search runs assumes every client in every round (:mod:`verify.falsify.participation`)."""
+    if participation is None or participation == "full":
+        return
+    import boundlab
+    from boundlab.errors import DomainError
+
+    if not boundlab.registry.is_registered(bound.id) and bound.id in boundlab.ids():
+        raise DomainError("participation", participation, "'full' for the catalogue bound "
+                          f"{bound.id}: its theorem assumes every client in every round "
+                          "(register a copy to search it under partial participation)")
+
+
+def check_loss_weights(algo, fclass, spec) -> None:
+    """fedsoftmax scores the clients by F_i(x) - F_i*: their minima must exist."""
+    if algo == "fedsoftmax" and (fclass != "smooth-strongly-convex" or spec.zeta is not None):
+        raise NotApplicable("fedsoftmax weighs the clients by F_i(x) - F_i*: falsify runs it on "
+                            "strongly convex clients (their minima F_i* exist), not on "
+                            f"{fclass}{' with zeta held fixed' if spec.zeta is not None else ''}")
+
+
+def t_iterations(bound) -> bool:
+    """Whether the bound's metadata reads its T as SGD iterations (rounds x local steps)."""
+    import boundlab
+
+    try:
+        return boundlab.registry.meta(bound.id).get("symbols", {}).get("T") == \
+            "rounds*local_steps"
+    except Exception:  # noqa: BLE001 - a Bound object that is not registered: rounds
+        return False
+
+
+def feasible(plan, T, tau, eta) -> bool:
+    b = plan.bound
+    names = set(b.params) | set(b.extra_params)
+    vals = {k: v for k, v in {**plan.scalars(T, tau), plan.step_name: eta}.items() if k in names}
+    if not set(names) - set(vals):
+        try:
+            return not b.violated_preconditions(**vals)
+        except Exception:  # noqa: BLE001 - a value outside a domain: not a feasible step
+            return False
+    # per-round parameters are measured later: the preconditions that do not read them decide
+    # the step here; the judge checks every precondition on each measured instance
+    try:
+        return all(bool(pc.holds({n: vals[n] for n in pc.names}))
+                   for pc in b.preconditions if set(pc.names) <= set(vals))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def step_sides(plan, T, tau) -> list:
+    """The values of the preconditions' other side where one side is the step alone
+    (``gamma <= 1/(2*L)``, ``gamma >= 1/(2*E*(L+alpha))``), at the run's scalars."""
+    import sympy as sp
+
+    vals = {**plan.scalars(T, tau), plan.step_name: 1.0}  # the step's value is not read
+    out = []
+    for pc in plan.bound.preconditions:
+        if not set(pc.names) <= set(vals):
+            continue
+        sides = (sp.sympify(pc.lhs), sp.sympify(pc.rhs))
+        for i in (0, 1):
+            one, other = sides[i], sides[1 - i]
+            if isinstance(one, sp.Symbol) and one.name == plan.step_name and \
+                    plan.step_name not in {x.name for x in other.free_symbols}:
+                try:
+                    v = float(pc.evaluators[1 - i]([vals[n] for n in pc.names]))
+                except Exception:  # noqa: BLE001 - not a number here: no bound from it
+                    continue
+                if math.isfinite(v) and v > 0:
+                    out.append(v)
+    return out
+
+
+def eta_max(plan, T, tau) -> float:
+    cap = 2.0 / plan.spec.L * (1 - 1e-9)
+    if feasible(plan, T, tau, cap):
+        return cap
+    lo = cap * 1e-6
+    if not feasible(plan, T, tau, lo):
+        pinned = [v for v in step_sides(plan, T, tau) if v <= cap
+                  and feasible(plan, T, tau, v)]
+        if pinned:  # a lower bound on the step too: the largest step the sides allow
+            return max(pinned)
+        raise NotApplicable(f"no step size in [{lo:.3g}, {cap:.3g}] satisfies the "
+                            f"preconditions of {plan.bound.id} at T={T}, tau={tau}")
+    hi = cap
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if feasible(plan, T, tau, mid) else (lo, mid)
+    return lo
