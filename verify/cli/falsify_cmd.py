@@ -46,6 +46,10 @@ def register(sub) -> None:
     p.add_argument("--no-exact", action="store_true", help="skip the exact worst case (PEP)")
     p.add_argument("--save", default=None, metavar="PATH", help="write the result as JSON")
     p.add_argument("--json", action="store_true", help="machine-readable output (strict JSON)")
+    p.add_argument("--participation", default=None, metavar="PATTERN",
+                   help="a registered bound's participation: bernoulli, cyclic, markov, any, or "
+                        "one pattern such as bernoulli:p=0.3 (default: every client, every "
+                        "round)")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="run the search groups here or as Dask tasks (same result)")
     p.add_argument("--scheduler", default=None, metavar="ADDR",
@@ -67,7 +71,9 @@ def _run(args) -> int:
         res = verify.falsify(args.id, budget=DEFAULT_BUDGET if args.budget is None
                              else args.budget, seed=args.seed, families=fams,
                              exact=not args.no_exact, save=args.save,
-                             executor=args.executor, scheduler=args.scheduler, **setting)
+                             executor=args.executor, scheduler=args.scheduler,
+                             **({} if args.participation is None
+                                else {"participation": args.participation}), **setting)
     if args.json:
         print(json.dumps(res.to_dict(), allow_nan=False))
     else:

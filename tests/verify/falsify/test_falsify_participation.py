@@ -106,3 +106,26 @@ def test_participation_is_refused_where_the_theorem_assumes_every_client():
     finally:
         boundlab.unregister(b.id)
     assert res.verdict == "not-applicable" and "beta" in res.reason
+
+
+def test_cli_participation_option(capsys):
+    """``boundlab falsify ID --participation PATTERN`` end to end; a bad pattern is exit 2 with
+    one line naming the parameter."""
+    import json
+
+    from verify.cli import main
+
+    L, D, T = sym("L"), sym("D"), sym("T")
+    b = Bound(id="mine.gd_dt_cli", source="test", expr=L * D**2 / (4 * T + 2),
+              params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+    boundlab.register(b, algorithm="gd", function_class="smooth-convex")
+    try:
+        rc = main(["falsify", b.id, "eta=1", "--budget", "24", "--families", "quadratic",
+                   "--participation", "bernoulli", "--json"])
+        out = json.loads(capsys.readouterr().out)
+        assert rc == 1 and out["verdict"] == "VIOLATED"
+        rc = main(["falsify", b.id, "--budget", "24", "--participation", "sometimes"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and "participation" in err[0]
+    finally:
+        boundlab.unregister(b.id)
