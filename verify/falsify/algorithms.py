@@ -60,7 +60,8 @@ import numpy as np
 __all__ = ["ALGORITHMS", "HYPER", "SCHEDULES", "LocalRule", "rule", "toys_call",
            "beta_messages", "hyper_grid", "notes", "bm_gamma", "schedule", "unit_factor"]
 
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "fedsoftmax")
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "fedsoftmax", "fedau")  # fedau:
+# verify.falsify.algorithms_fedau (its own rule, Bernoulli paths in expectation)
 #: the step an algorithm's bounds are judged at when they name none (default: constant 1/L)
 SCHEDULES = {"fedsoftmax": "bm"}
 
@@ -148,6 +149,9 @@ def toys_call(algorithm: str, hyper: dict, n_clients: int) -> tuple:
     if algorithm == "fedsoftmax":
         return "fedsoftmax", {"temperature": float(hyper["temperature"]),
                               "loss_offset": "exact"}
+    if algorithm == "fedau":  # lr = gamma, server_lr = eta: per instance (algorithms_fedau)
+        K = float(hyper["K"])
+        return "fedau", {"K": None if np.isinf(K) else int(K)}
     raise KeyError(algorithm)
 
 
@@ -199,12 +203,13 @@ class LocalRule:
         a = np.asarray(p if self.p is None else self.p, dtype=float)
         return a / a.sum()
 
-    def round_weights(self, p, losses, F_star_i, mask):
+    def round_weights(self, p, losses, F_star_i, mask, r=None):
         """The weights of one round (P, N) over the participants ``mask`` (P, N), as
         ``toys.run``'s weight rules compute them: FedAvgWeights (p renormalised over the
         participants) or fedsoftmax's softmax of log p + x / temperature, x = losses -
         F_star_i (max-subtracted; zeros when nobody participates). ``mask`` None: everyone;
-        fixed weights are then shared by the population: (N,)."""
+        fixed weights are then shared by the population: (N,). ``r``: the round (read by
+        rules whose weights follow the participation history, FedAU's)."""
         if mask is None and self.inv_temperature is None:
             return self.weights(p)
         mask = np.ones(np.shape(losses), bool) if mask is None else np.asarray(mask, bool)

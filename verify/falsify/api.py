@@ -331,7 +331,7 @@ def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Fals
     from .search import search
 
     fams = [f for f in families_for(plan.function_class, tilt=plan.spec.zeta is not None)
-            if names is None or f.name in names]
+            if (names is None or f.name in names) and plan.accepts(f)]
     res = Falsification(plan.bound.id, "holds", notes=list(plan.notes))
     if not fams:
         return dataclasses.replace(res, verdict="not-applicable",

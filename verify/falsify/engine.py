@@ -99,7 +99,7 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
             if r == rounds:
                 break
             m = None if masks is None else masks[:, r]
-            a = rule.round_weights(p, Lx, F_star_i, m)
+            a = rule.round_weights(p, Lx, F_star_i, m, r)
             out["kappa_min"][:, r] = np.min(a / p, axis=-1)
             out["kappa_max"][:, r] = np.max(a / p, axis=-1)
             out["lr"][:, r] = eta[:, r * tau]

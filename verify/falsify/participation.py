@@ -1,11 +1,12 @@
 """Partial participation in :func:`verify.falsify`: the patterns a search varies, and the masks
 of each instance, drawn once and shared by the batched engine and the replay on ``toys.run``.
 
-No catalogue bound that the batched search runs allows partial participation: seeds 000/001
-(BM), 003 (BC) and DKR's Theorem 2.1 analyse every client in every round, and the bounds of
-seed 002 (FedAU, made for partial participation) are about ``fedau`` and its weight errors,
-which the search does not run. A *registered* bound can declare that it holds for any
-participation pattern: ``verify.falsify(b, participation=...)`` with
+No catalogue bound that the batched search runs with these patterns allows partial
+participation: seeds 000/001 (BM), 003 (BC) and DKR's Theorem 2.1 analyse every client in every
+round; seed 002's FedAU theorems (Bernoulli participation, bounds in expectation) are searched
+by :mod:`verify.falsify.algorithms_fedau`, which enumerates every Bernoulli path instead of
+drawing one. A *registered* bound can declare that it holds for any participation pattern:
+``verify.falsify(b, participation=...)`` with
 
 * ``"full"`` (the default): every client every round;
 * ``"bernoulli"``, ``"cyclic"``, ``"markov"``: the search varies the pattern's parameters over

@@ -10,7 +10,9 @@ follows them:
   ``"fedprox"`` (FedAvg with proximal local steps, coefficient ``alpha``), ``"beta"`` (seed
   003's beta-perturbed local steps, uniform message graph) or ``"fedsoftmax"`` (seeds
   000/001's loss-weighted aggregation, temperature searched; strongly convex classes, where
-  the clients' minima F_i* it scores with exist); see :mod:`verify.falsify.algorithms`. Any
+  the clients' minima F_i* it scores with exist) or ``"fedau"`` (seed 002, judged in expectation
+  over every Bernoulli participation path: :mod:`verify.falsify.algorithms_fedau`, which gives
+  its F, W, Q, G, PsiG, delta and global step eta); see :mod:`verify.falsify.algorithms`. Any
   other algorithm is *not applicable* (it is never replaced by another one);
 * ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
   strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
@@ -232,6 +234,12 @@ class Plan:
         s = self.spec
         return _algorithms.bm_gamma(s.L, s.mu, self.scalars(T, tau)["p_min"], tau)
 
+    def accepts(self, family) -> bool:
+        """Whether ``family`` gives every parameter of this plan (G / PsiG of FedAU's bounds:
+        only families with bounded gradients)."""
+        return not {"G", "PsiG"} & set(self.measured) or \
+            bool(getattr(family, "bounded_gradient", False))
+
     def toys_call(self) -> tuple:
         """``(algorithm, keyword arguments)`` of ``toys.run`` for this plan's algorithm."""
         return _algorithms.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
@@ -265,6 +273,8 @@ class Plan:
         out.update({k: tau for k in LOCAL_NAMES})
         if s.zeta is not None:
             out["zeta"] = s.zeta
+            if self.algorithm == "fedau":  # A3's delta: the tilts' largest norm
+                out["delta"] = s.zeta
         out.update(self.hyper)
         out.update(self.fixed)
         return out
@@ -283,6 +293,8 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     names = set(bound.params) | set(bound.extra_params)
     s = dict(setting)
     spec = _spec(s, algo, fclass)
+    if algo == "fedau":
+        return _fedau_plan(bound, s, spec, fclass, names, participation, setting)
     T_grid = (int(s.pop("T")),) if "T" in s else T_GRID
     tau_names = [k for k in LOCAL_NAMES if k in s]
     tau_grid = (1,) if algo == "gd" else (
@@ -321,6 +333,17 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
                 fixed, tuple(notes), _scales(setting, step_given), hyper_grid, hyper_scaled,
                 measured, schedule, t_iterations(bound))
+
+
+def _fedau_plan(bound, s, spec, fclass, names, participation, setting) -> Plan:
+    """FedAU's plan (:mod:`verify.falsify.algorithms_fedau`: Bernoulli paths enumerated,
+    F, W, Q, G, eta per instance, delta held by tilts)."""
+    from . import algorithms_fedau as fedau
+
+    f = fedau.plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id)
+    held = dict(setting, zeta=1.0) if {"delta", "zeta"} & set(setting) else setting
+    return Plan(bound, bound.lhs, "fedau", fclass, scales=_scales(held, f.pop("step_given")),
+                **f)
 
 
 def _declared(bound, algorithm, function_class):

@@ -110,7 +110,7 @@ def _at(plan, scale, hyper):
 def _group(plan, fam, T, tau, n, rng):
     lo, hi = plan.eta_range(T, tau)
     free = plan.step_name is not None
-    dim = fam.n_vars(plan.spec) + (1 if free else 0)
+    dim = fam.n_vars(plan.spec) + _extra(plan) + (1 if free else 0)
     gens = max(1, min(len(_SIGMAS) + 1, n // MIN_GROUP))
     size = max(1, n // gens)
     best, seen, used = None, [], 0
@@ -140,7 +140,20 @@ def _group(plan, fam, T, tau, n, rng):
     return best, used
 
 
+def _extra(plan) -> int:
+    """Search variables an algorithm appends to the family's (FedAU: p_n and eta's place)."""
+    if plan.algorithm != "fedau":
+        return 0
+    from .algorithms_fedau import extra_vars
+
+    return extra_vars(plan.spec.n_clients)
+
+
 def _evaluate(plan, fam, Z, T, tau, eta):
+    if plan.algorithm == "fedau":  # every participation path, in expectation
+        from .algorithms_fedau import evaluate
+
+        return evaluate(plan, fam, Z, T, tau, eta)
     try:
         stacked = fam.stack(Z, plan.spec)
         gamma = None if stacked is None else _gamma(plan, stacked)
@@ -186,6 +199,10 @@ def run_instance(plan, prob, x0, T, tau, eta, z=None):
     masks of the search point ``z`` (needed when the plan has a participation pattern)."""
     import toys
 
+    if plan.algorithm == "fedau":
+        from .algorithms_fedau import replay
+
+        return replay(plan, prob, x0, T, tau, eta, z)
     algo, hyper = plan.toys_call()
     lr = plan.steps(np.array([float(eta)]), T, tau)[0]
     part = plan.masks(np.asarray(z, dtype=float)[None], T)[0] if plan.participation else "full"

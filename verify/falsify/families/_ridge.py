@@ -28,7 +28,7 @@ import numpy as np
 
 from toys.problems.base import FederatedProblem
 
-__all__ = ["RidgeSum", "StackedRidge", "ridge_arrays", "PROFILES", "CLIENT_KEYS"]
+__all__ = ["RidgeSum", "StackedRidge", "ridge_arrays", "PROFILES", "CLIENT_KEYS", "grad_sup2"]
 
 _LOG2 = math.log(2.0)
 
@@ -113,6 +113,37 @@ def ridge_arrays(Z, spec, profile: str, m: int) -> dict:
 def n_vars(spec, m: int) -> int:
     N, d = int(spec.n_clients), int(spec.dim)
     return N * m * (d + 3) + N * d + d
+
+
+def grad_sup2(arr, p) -> np.ndarray:
+    """sup_x ||grad F(x)||^2 of F = sum_i p_i F_i for arrays with leading batch axes
+    (..., N, m, d) -> (...): inf when mu > 0 (unbounded). Both profiles have |h'| <= delta
+    (Huber: attained, softplus: approached), so grad F lies in {sum_ij c_ij p_i w_ij a_ij :
+    |c_ij| <= delta_ij}, whose largest norm is at a vertex c = +-delta. Identical clients (a
+    tilted population's shared function) count once, and then, m ridges with independent
+    directions in d >= m, every vertex is approached (s = A x is onto): the supremum exactly;
+    otherwise the vertex maximum is an upper bound.
+
+    >>> a = np.eye(2)[None, None]                       # one client, ridges e_1, e_2
+    >>> arr = {"a": a, "w": np.ones((1, 1, 2)), "delta": np.array([[[1.0, 2.0]]]), "mu": 0.0}
+    >>> float(grad_sup2(arr, np.ones(1))[0])            # ||(1, 2)||^2
+    5.0
+    """
+    a, w, dl = (np.asarray(arr[k], dtype=float) for k in ("a", "w", "delta"))
+    if float(arr.get("mu", 0.0)) > 0:
+        return np.full(a.shape[:-3], np.inf)
+    p = np.asarray(p, dtype=float)
+    same = all(np.array_equal(x, np.broadcast_to(x[..., :1, :], x.shape))
+               for x in (a, w[..., None], dl[..., None]))
+    if same:  # sum_i p_i (one function) = that function
+        v = (w * dl)[..., 0, :, None] * a[..., 0, :, :]
+    else:
+        v = (p[:, None] * w * dl)[..., None] * a
+        v = v.reshape(*v.shape[:-3], -1, v.shape[-1])
+    k = v.shape[-2]
+    signs = 1.0 - 2.0 * ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1)
+    g = np.einsum("sk,...kd->...sd", signs, v)
+    return np.max(np.sum(g * g, axis=-1), axis=-1)
 
 
 _KEYS = ("a", "b", "w", "delta", "c")

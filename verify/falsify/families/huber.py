@@ -30,6 +30,8 @@ class RidgeFamily:
     m: int = 2
     classes: tuple = ("smooth-convex", "smooth-strongly-convex", "smooth-nonconvex")
     tilt: bool = True
+    #: sup_x ||grad F(x)|| is finite for mu = 0 (|h'| <= delta): :func:`_ridge.grad_sup2`
+    bounded_gradient: bool = True
 
     def n_vars(self, spec) -> int:
         extra = 0 if spec.zeta is None else tilt.extra_vars(spec.n_clients, spec.dim)

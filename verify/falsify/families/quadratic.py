@@ -48,8 +48,10 @@ class QuadraticFamily:
 
     def _tilts(self, Z, spec):
         Z = np.atleast_2d(np.asarray(Z, dtype=float))
-        k = tilt.extra_vars(spec.n_clients, spec.dim)
-        return tilt.tilts(Z[:, Z.shape[1] - k:], spec.n_clients, spec.dim, spec.zeta)
+        N, d = int(spec.n_clients), int(spec.dim)
+        base = N * (d * d + 2 * d) + d  # the tilts' variables follow the base ones (a search
+        k = tilt.extra_vars(N, d)  # may append its own after them: verify.falsify fedau)
+        return tilt.tilts(Z[:, base:base + k], N, d, spec.zeta)
 
     def _free_arrays(self, Z, spec):
         Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=float)), -1.0, 1.0)
