@@ -86,10 +86,23 @@ def _smul(a, b):
     return np.where(np.asarray(b) == 0, 0.0, a * b)
 
 
+def _two_sum_err(a, b, s):
+    """The exact rounding error ``(a + b) - s`` of ``s = fl(a + b)`` (Knuth's TwoSum, valid for
+    any float64 ``a``, ``b`` in round-to-nearest; nan where ``s`` is not finite)."""
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
 def _add(xs, *_):
-    v = sum(x[0] for x in xs)
-    e = sum(x[1] for x in xs) + _U * (len(xs) - 1) * sum(np.abs(x[0]) for x in xs)
-    return v, e
+    """Left-to-right sum (as ``sum``); its own rounding errors are known exactly (TwoSum), so a
+    cancellation of exact operands (``1 - p`` at ``p = 1``) is certified exact."""
+    v = 0 + xs[0][0]  # as sum() starts: 0 + x is exact
+    r = 0.0
+    for x, _ in xs[1:]:
+        s = v + x
+        r = r + np.abs(_two_sum_err(v, x, s))
+        v = s
+    return v, sum(x[1] for x in xs) + r * (1 + 2 * len(xs) * _U)  # r's own rounding
 
 
 def _pow2(x) -> bool:
@@ -138,9 +151,10 @@ def _pow1p(xs, *_):
     rel = (np.abs(c) * _safe_ratio(ex, base) + _smul(np.abs(lg), ec)
            + _U * (2 + np.abs(y)))
     e = _smul(rel, np.abs(v))
-    e = np.where(base > 0, e, np.abs(v) * (np.abs(c) * _safe_ratio(ex + _U * np.abs(x), base)
-                                           + 2 * _U))
-    return v, e
+    eb = ex + np.abs(_two_sum_err(1.0, x, base))  # error of base = 1 + x, its rounding exact
+    e_pow = np.abs(v) * (np.abs(c) * _safe_ratio(eb, base) + 2 * _U)  # power(base <= 0, c)
+    e_pow = np.where((base == 0) & (eb == 0) & (c > ec), 0.0, e_pow)  # 0^c = 0 exactly, c > 0
+    return v, np.where(base > 0, e, e_pow)
 
 
 def _exp(xs, *_):
@@ -190,6 +204,33 @@ def _rounding(fn):
     return op
 
 
+def _int_floordiv(a, b):
+    """floor(a / b) for integer-valued a, b (|a|, |b| < 2**53, b != 0), exactly: fmod is exact,
+    a - fmod(a, b) is an integer of magnitude <= |a| (exact), and dividing it by b gives an exact
+    integer quotient."""
+    r = np.fmod(a, b)
+    q = (a - r) / b
+    return np.where((r != 0) & ((r < 0) != (b < 0)), q - 1.0, q)
+
+
+def _division(ceil: bool):
+    """floor(a / b) or ceil(a / b): exact (error 0) where a and b are exact integers below
+    2**53; elsewhere floor/ceil of the rounded quotient, uncertain (inf) where the quotient is
+    within its error bound of an integer (as ``floor`` of ``a * b**-1``)."""
+    def op(xs, *_):
+        (a, ea), (b, eb) = xs
+        q = a / b
+        ints = ((ea == 0) & (eb == 0) & (a == np.trunc(a)) & (b == np.trunc(b))
+                & (np.abs(a) < 2.0**53) & (np.abs(b) < 2.0**53) & (b != 0))
+        exact = -_int_floordiv(-a, b) if ceil else _int_floordiv(a, b)
+        v = np.where(ints, exact, np.ceil(q) if ceil else np.floor(q))
+        eq = np.abs(q) * (_safe_ratio(ea, a) + _safe_ratio(eb, b) + _U)
+        eq = np.where((q == 0) & (a != 0), np.inf, eq)  # the quotient underflowed
+        near = np.minimum(np.abs(q - np.floor(q)), np.abs(np.ceil(q) - q))
+        return v, np.where(ints | ~((eq > 0) & (near <= eq)), 0.0, np.inf)
+    return op
+
+
 def _abs(xs, *_):
     (a, ea), = xs
     return np.abs(a), ea
@@ -220,4 +261,5 @@ OPS = {"arg": _arg, "const": _const, "add": _add, "mul": _mul, "powc": _powc, "p
         "pow1p": _pow1p, "exp": _exp, "log": _log, "log1p": _log1p, "expm1": _expm1,
         "max": _extreme(np.maximum), "min": _extreme(np.minimum),
         "floor": _rounding(np.floor), "ceil": _rounding(np.ceil),
+        "floordiv": _division(False), "ceildiv": _division(True),
         "abs": _abs, "true": _true, "cmp": _cmp, "piecewise": _piecewise}
