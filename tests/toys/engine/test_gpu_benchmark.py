@@ -47,4 +47,6 @@ def test_bad_input_exits_2_with_one_line(argv, msg, capsys):
 def test_cuda_quick_run(capsys):
     assert main(["--device", "cuda", "--quick"]) == 0
     out = capsys.readouterr().out
-    assert "peak" in out and "one round OK" in out and "target >= 10" in out
+    # the smoke sizes (N = 300) print no speed target (it is stated for N >= 10^4): the memory
+    # procedure ran, a round at 0.8 N_max ran, and the device targets were judged
+    assert "peak" in out and "one round OK" in out and "overall: device targets met" in out
