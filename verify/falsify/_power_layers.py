@@ -5,7 +5,8 @@ Each ``*_layer`` function returns ``{mutant id: Flag}`` plus the cost. A layer *
 when it would report it violated: the fixed-instance check's verdict is ``VIOLATED``; the
 search (``verify.worst_instance`` for a catalogue bound, ``verify.falsify(exact=False)`` for a
 registered one) measured a ratio above 1 on the real engine; the PEP's lower bound (a concrete
-worst case of the bound's class) exceeds the mutant at a point satisfying its preconditions.
+worst case of the bound's class) exceeds the mutant at a point satisfying its preconditions
+(the exact layer lives in :mod:`verify.falsify._power_exact`).
 
 How the fixed layer reaches the checks without editing them: the checks of the original are
 run once while :func:`verify.compare.compare` is observed (their measured samples and the
@@ -19,14 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 import time
 import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "exact_layer", "falsify_flags"]
+__all__ = ["Flag", "LayerRun", "fixed_layer", "search_layer", "falsify_flags", "worst_flags",
+           "registered_search", "run_checks", "TOL", "SMALL", "PEP_SECONDS"]
 
 _COMPARE_MODULES = ("verify.checks._common", "verify.checks.weight_error", "verify.checks.user",
                     "verify.checks.weight_error_paths")
@@ -55,11 +56,25 @@ class LayerRun:
     evaluations: int = 0
     seconds: float = 0.0
     reason: str = ""  # why the layer does not reach this bound ('' if it does)
+    points: list = field(default_factory=list)  # the exact layer's (params, value, how)
+    skipped: int = 0  # mutants left unsearched at a deadline
+
+    def merge(self, other) -> LayerRun:
+        """This run and ``other`` as one: a mutant is flagged where either flags it."""
+        flags = dict(self.flags)
+        for k, f in other.flags.items():
+            if k not in flags or (f.flagged and not flags[k].flagged):
+                flags[k] = f
+        reason = "; ".join(r for r in (self.reason, other.reason) if r) \
+            if not (self.flags or other.flags) else ""
+        return LayerRun(flags, self.evaluations + other.evaluations,
+                        self.seconds + other.seconds, reason, self.points + other.points,
+                        max(self.skipped, other.skipped))
 
 
 # ----------------------------------------------------------------------------- fixed
 @contextlib.contextmanager
-def _observe(bound_id, calls, searches):
+def _observe(bound_id, calls, searches, where=None):
     import verify.worst as worst
 
     mods = [importlib.import_module(m) for m in _COMPARE_MODULES]
@@ -71,7 +86,8 @@ def _observe(bound_id, calls, searches):
             r = fn(bound, lhs_samples, rhs, **kw)
             if bound.id == bound_id and r.kind == "bound":
                 calls.append({"samples": np.asarray(lhs_samples, dtype=float).copy(),
-                              "rhs": rhs, "kw": kw, "verdict": r.verdict})
+                              "rhs": rhs, "kw": kw, "verdict": r.verdict,
+                              "spec": (where or {}).get("spec")})
             return r
         return compare
 
@@ -112,10 +128,11 @@ def run_checks(bound_id, ctx):
     from verify.suite import select
 
     specs = [s for s in select(bound_id) if bound_id in s.bound_ids]
-    calls, searches, results = [], [], []
+    calls, searches, results, where = [], [], [], {}
     t0 = time.perf_counter()
-    with _observe(bound_id, calls, searches):
+    with _observe(bound_id, calls, searches, where):
         for s in specs:
+            where["spec"] = s.name
             try:
                 results += list(s.fn(ctx))
             except Exception as exc:  # noqa: BLE001 - a crashing check judges nothing
@@ -135,13 +152,13 @@ def fixed_layer(original, mutants, ctx, observed) -> LayerRun:
                       if specs else "no check of the main job judges it")
         return out
     t0 = time.perf_counter()
-    rerun = [s for s in specs if not s.name.endswith("_worst_instance")] \
-        if any(c["rhs"] is not None for c in fixed) else []
+    own = {c["spec"] for c in fixed if c["rhs"] is not None}  # checks passing their own rhs
+    rerun = [s for s in specs if s.name in own and not s.name.endswith("_worst_instance")]
+    again = [c for c in fixed if c["spec"] not in own]
     for m in mutants:
+        verdicts = [(compare(m, c["samples"], None, **c["kw"]), c) for c in again]
         if rerun:
-            verdicts = _rerun(original, m, rerun, ctx)
-        else:
-            verdicts = [(compare(m, c["samples"], None, **c["kw"]), c) for c in fixed]
+            verdicts += _rerun(original, m, rerun, ctx)
         bad = [(r, c) for r, c in verdicts if r.verdict == "VIOLATED"]
         out.flags[m.id] = Flag(bool(bad), "" if not bad else "fixed instance VIOLATED",
                                {} if not bad else {"measured": bad[0][0].measured,
@@ -156,7 +173,8 @@ def _rerun(original, mutant, specs, ctx):
 
     out = []
     for s in specs:
-        mod = importlib.import_module(s.fn.__module__) if hasattr(s.fn, "__module__") else None
+        fn = getattr(s.fn, "func", s.fn)  # a generated check is a functools.partial
+        mod = importlib.import_module(fn.__module__) if hasattr(fn, "__module__") else None
         if mod is None or getattr(mod, "boundlab", None) is not boundlab:
             continue
         mod.boundlab = _Shim(boundlab, original.id, mutant)
@@ -171,7 +189,16 @@ def _rerun(original, mutant, specs, ctx):
 
 
 # ----------------------------------------------------------------------------- search
-def falsify_flags(original, mutants, budget, seed=0, exact=False) -> LayerRun:
+def _past(deadline, out, left) -> bool:
+    """Past ``deadline`` (a ``time.perf_counter()`` value; None: never): the ``left``
+    mutants are not searched (``out.skipped``)."""
+    if deadline is None or time.perf_counter() < deadline:
+        return False
+    out.skipped = left
+    return True
+
+
+def falsify_flags(original, mutants, budget, seed=0, exact=False, deadline=None) -> LayerRun:
     """``verify.falsify`` on each mutant (a Bound object, with the original's algorithm and
     class): flagged when it reports VIOLATED, which it does only with a replayed instance."""
     import boundlab
@@ -180,7 +207,9 @@ def falsify_flags(original, mutants, budget, seed=0, exact=False) -> LayerRun:
     meta = boundlab.registry.meta(original.id)
     how = {"algorithm": meta.get("algorithm"), "function_class": meta.get("function_class")}
     out, t0 = LayerRun(), time.perf_counter()
-    for m in mutants:
+    for k, m in enumerate(mutants):
+        if _past(deadline, out, len(mutants) - k):
+            break
         res = verify.falsify(m, budget=int(budget), seed=seed, exact=exact, **how)
         out.evaluations += res.evaluations
         ok = res.verdict == "VIOLATED" and res.instance is not None
@@ -208,10 +237,14 @@ def search_layer(original, mutants, observed, budget) -> LayerRun:
         out = LayerRun()
         out.reason = f"lhs {original.lhs!r} is not searched (searched: {', '.join(supported())})"
         return out
-    return _worst_layer(mutants, observed, budget)
+    return worst_flags(mutants, observed, budget)
 
 
-def _worst_layer(mutants, observed, budget) -> LayerRun:
+def worst_flags(mutants, observed, budget, seed=0, prior=True, deadline=None) -> LayerRun:
+    """:func:`verify.worst_instance` on each mutant with the main job's setting (``seed``;
+    ``budget``, default the main job's), flagged where ``compare`` finds the measured
+    left-hand side above the mutant; with ``prior``, the main job's own worst instances of the
+    original are judged with the mutant too (the search layer; the oracle runs without)."""
     from verify.compare import compare
     from verify.worst import worst_instance
 
@@ -219,18 +252,21 @@ def _worst_layer(mutants, observed, budget) -> LayerRun:
     searches = observed[2]
     setting = dict(searches[0]["kw"].get("setting") or {}) if searches else {}
     b = int(budget or (searches[0]["kw"].get("budget") if searches else 0) or 100)
-    prior = [s["result"] for s in searches]
-    t0 = time.perf_counter()
-    for m in mutants:
+    prior = [s["result"] for s in searches] if prior else []
+    t0, errors = time.perf_counter(), []
+    for k, m in enumerate(mutants):
+        if _past(deadline, out, len(mutants) - k):
+            break
         hits = [(w.lhs, w.params, "the main job's worst instance of the original")
                 for w in prior]
         try:
-            w = worst_instance(m, budget=b, seed=0, setting=setting)
+            w = worst_instance(m, budget=b, seed=seed, setting=setting)
             out.evaluations += w.evaluations
             hits.insert(0, (w.lhs, w.params, f"worst_instance of the mutant ({w.evaluations} "
                                                "evaluations)"))
         except Exception as exc:  # noqa: BLE001 - e.g. no instance gave a finite ratio
-            out.flags.setdefault("_errors", []).append(f"{m.id}: {type(exc).__name__}")
+            cause = exc.__cause__ or exc  # scipy wraps the objective's exception
+            errors.append(f"{type(cause).__name__}: {str(cause).split(': ', 1)[-1][:120]}")
         flag = Flag(False)
         for lhs, params, where in hits:
             r = compare(m, [lhs], params=params, deterministic=True)
@@ -238,12 +274,14 @@ def _worst_layer(mutants, observed, budget) -> LayerRun:
                 flag = Flag(True, where, {"measured": lhs, "bound": r.bound, "params": params})
                 break
         out.flags[m.id] = flag
-    out.flags.pop("_errors", None)
+    if mutants and len(errors) == len(mutants):
+        out.reason = f"verify.worst_instance cannot search it: {errors[0]}"
     out.seconds = time.perf_counter() - t0
     return out
 
 
-def registered_search(alias_of, mutants, budget, setting, seed=0, exact=False) -> LayerRun:
+def registered_search(alias_of, mutants, budget, setting, seed=0, exact=False,
+                      deadline=None) -> LayerRun:
     """The search layer of a registered bound: ``verify.falsify(exact=False)`` per mutant
     (registered under an alias with the original's registration); the oracle of
     :mod:`verify.falsify.power` calls it with another seed and ``exact=True``."""
@@ -251,7 +289,9 @@ def registered_search(alias_of, mutants, budget, setting, seed=0, exact=False) -
 
     out = LayerRun()
     t0 = time.perf_counter()
-    for m in mutants:
+    for k, m in enumerate(mutants):
+        if _past(deadline, out, len(mutants) - k):
+            break
         with alias_of(m) as aid:
             res = verify.falsify(aid, budget=int(budget), seed=seed, exact=exact, **setting)
         out.evaluations += res.evaluations
@@ -260,80 +300,3 @@ def registered_search(alias_of, mutants, budget, setting, seed=0, exact=False) -
                                {"ratio": res.worst_ratio} if ok else {})
     out.seconds = time.perf_counter() - t0
     return out
-
-
-# ----------------------------------------------------------------------------- exact
-def exact_layer(mutants, points) -> LayerRun:
-    """The exact layer: ``points`` are ``(params, certified worst-case value, how)`` of the
-    original's class; a mutant is flagged where the value exceeds it, its preconditions
-    holding there."""
-    out = LayerRun(evaluations=len(points))
-    for m in mutants:
-        out.flags[m.id] = Flag(False)
-        for params, value, how in points:
-            B = _value_at(m, params)
-            if B is not None and value > B + TOL * max(abs(B), abs(value), 1e-12):
-                out.flags[m.id] = Flag(True, how, {"worst_case": value, "bound": B,
-                                                   "params": params})
-                break
-    return out
-
-
-def _value_at(bound, params):
-    names = set(bound.params) | set(bound.extra_params)
-    use = {k: v for k, v in params.items() if k in names}
-    if set(bound.params) - set(use):
-        return None
-    try:
-        if bound.violated_preconditions(**use) or bound.unchecked_preconditions(**use):
-            return None
-        v = float(bound.evaluate(**{k: use[k] for k in bound.params}))
-    except Exception:  # noqa: BLE001 - outside its domain: no certificate there
-        return None
-    return v if math.isfinite(v) else None
-
-
-def catalogue_pep_points(bound_id, observed, max_rounds=3) -> tuple:
-    """``(points, solves, seconds, reason)``: the PEP brackets of a catalogue bound at the
-    parameters the main job judged it at (its worst instances, then its fixed instances),
-    with the local steps and rounds capped (:data:`SMALL`, ``max_rounds``: a smaller point of
-    the same domain, where the SDP is small), where a model exists and accepts them
-    (sigma = 0), within :data:`PEP_SECONDS`. A point counts when the
-    PEP's lower bound lies in the bound's class (no relaxed assumption), else the explicit
-    instance of the bound's class the model computes (``lower_in_bound_class``)."""
-    import boundlab
-    from verify.tightness import SUPPORTED, bracket
-    from verify.tightness.brackets import round_param
-
-    bound = boundlab.get(bound_id)
-    if bound_id not in SUPPORTED:
-        return [], 0, 0.0, "no PEP model (verify.tightness.SUPPORTED)"
-    _, calls, searches, _, _ = observed
-    cands = [s["result"].params for s in searches] + [c["kw"].get("params") or {}
-                                                      for c in calls]
-    rp = round_param(bound_id)
-    points, solves, t0, why = [], 0, time.perf_counter(), []
-    for prm in cands:
-        prm = {k: float(np.asarray(v)) for k, v in prm.items() if np.ndim(v) == 0
-               and (k in bound.params or k in bound.extra_params)}
-        prm.update({k: min(prm[k], SMALL[k]) for k in SMALL if k in prm})  # a PEP it can solve
-        if rp and rp in prm:
-            prm[rp] = min(prm[rp], max_rounds)
-        if any(p[0] == prm for p in points) or solves >= 3 \
-                or time.perf_counter() - t0 > PEP_SECONDS:
-            continue
-        try:
-            rec = bracket(bound_id, prm)
-            solves += 1
-        except Exception as exc:  # noqa: BLE001 - the model refuses this point
-            why.append(f"{type(exc).__name__}: {str(exc)[:80]}")
-            continue
-        lb = rec["worst_case_lower"] if rec["exact"] and rec["ok"] else None
-        how = "PEP lower bound (exact class)"
-        if lb is None and rec.get("lower_in_bound_class") is not None:
-            lb, how = rec["lower_in_bound_class"], "explicit instance of the bound's class (PEP)"
-        if lb is not None and math.isfinite(lb):
-            points.append((prm, float(lb), how))
-    reason = "" if points else ("no point accepted by the PEP model" + (
-        f" ({why[0]})" if why else ""))
-    return points, solves, time.perf_counter() - t0, reason

@@ -16,8 +16,11 @@ Constants in exponents are exponent typos, not constant ones. Mutants stay consi
 with terms, the mutation is made inside a term and ``expr`` is rebuilt as the sum of the terms
 (the registry's rule); ``stable`` is dropped (it was a form of the original); a parameter that
 disappears from the expression moves to ``extra_params`` when a precondition still uses it.
-Mutants whose expression equals the original's or an earlier mutant's (numerically at
-:data:`N_PROBE` points of the domain, then symbolically) are left out.
+Mutants whose expression equals the original's or an earlier mutant's are left out: equal as
+sympy trees (a set lookup), or equal to :data:`SAME_RTOL` relative at each of :data:`N_PROBE`
+seeded random points of the domain (:func:`domain_points`), finite at the same points. No
+symbolic simplification runs (its time has no bound on the catalogue's larger expressions), so
+the cost is one compiled evaluation per candidate.
 
 >>> import boundlab
 >>> ms = mutants(boundlab.get("drift.plateau"))
@@ -30,20 +33,24 @@ Mutants whose expression equals the original's or an earlier mutant's (numerical
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import sympy as sp
 
+from ._probe import Probe, domain_points, evaluate_expr
+
 __all__ = ["mutants", "OPERATORS", "ALL_OPERATORS", "operator_of", "evaluate_expr", "FACTORS",
-           "parse_id", "domain_points", "N_PROBE"]
+           "parse_id", "domain_points", "N_PROBE", "PROBE_SEED", "SAME_RTOL"]
 
 #: the operators :func:`mutants` applies by default (issue 21); ``sign`` is available on demand
 OPERATORS = ("const", "exponent", "drop", "swap")
 ALL_OPERATORS = (*OPERATORS, "sign")
 #: (label, factor) of the constant typos
 FACTORS = (("*2", 2), ("/2", sp.Rational(1, 2)), ("*10", 10), ("/10", sp.Rational(1, 10)))
-N_PROBE = 6
+#: points (and their seed) at which mutants are evaluated to find duplicates
+N_PROBE, PROBE_SEED = 64, 12345
+#: relative agreement at every probe point that makes two expressions duplicates
+SAME_RTOL = 1e-12
 
 
 def parse_id(mutant_id: str) -> tuple[str, str]:
@@ -87,7 +94,23 @@ def _replace(expr, path, new):
         return new
     args = list(expr.args)
     args[path[0]] = _replace(args[path[0]], path[1:], new)
+    return _rebuild(expr, args)
+
+
+def _rebuild(expr, args):
+    if isinstance(expr, (sp.Max, sp.Min)):  # their evaluation compares every pair of args
+        return expr.func(*args, evaluate=False)  # symbolically: unbounded time
     return expr.func(*args)
+
+
+def _swap(expr, rep):
+    """``expr.xreplace(rep)``, with Max / Min rebuilt unevaluated (:func:`_rebuild`)."""
+    if expr in rep:
+        return rep[expr]
+    if not expr.args:
+        return expr
+    args = [_swap(a, rep) for a in expr.args]
+    return expr if args == list(expr.args) else _rebuild(expr, args)
 
 
 def _is_const(node, in_exp) -> bool:
@@ -166,11 +189,16 @@ def _swaps(bound):
 
 
 # ----------------------------------------------------------------------------- building
-def _build(bound, tag, pieces):
-    terms = {k: v for k, v in pieces.items() if v is not None}
-    expr = sp.Add(*terms.values())
+def _sum(pieces):
+    """The expression of a mutant's pieces (None: degenerate, not a bound)."""
+    expr = sp.Add(*[v for v in pieces.values() if v is not None])
     if expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo) or not expr.free_symbols:
         return None
+    return expr
+
+
+def _build(bound, tag, pieces, expr):
+    terms = {k: v for k, v in pieces.items() if v is not None}
     free = {s.name for s in expr.free_symbols}
     used = {n for pc in bound.preconditions for n in pc.names}
     params = {n: p for n, p in bound.params.items() if n in free}
@@ -192,13 +220,13 @@ def _candidates(bound, operators):
     for op in operators:
         if op == "swap":
             for a, b, rep in _swaps(bound):
-                yield f"swap[{a},{b}]", {k: v.xreplace(rep) for k, v in pieces.items()}
+                yield f"swap[{a},{b}]", {k: _swap(v, rep) for k, v in pieces.items()}
         else:
             for tag, change in gens[op]():
                 yield tag, {**pieces, **change}
 
 
-def mutants(bound, operators=OPERATORS) -> list:
+def mutants(bound, operators=OPERATORS, *, seed: int = PROBE_SEED) -> list:
     """The typo-mutants of ``bound`` (see the module docstring), deduplicated, in a stable
     order; each is a :class:`boundlab.Bound` with id ``<bound.id>~<mutation>``.
 
@@ -207,7 +235,10 @@ def mutants(bound, operators=OPERATORS) -> list:
     bound : Bound or str
         A bound (or a catalogue / registered id).
     operators : sequence of str
-        A subset of :data:`OPERATORS`.
+        A subset of :data:`ALL_OPERATORS`.
+    seed : int
+        Seed of the :data:`N_PROBE` domain points whose values tell duplicates apart (same
+        seed, same list).
     """
     import boundlab
     from boundlab.errors import UnknownNameError
@@ -218,71 +249,34 @@ def mutants(bound, operators=OPERATORS) -> list:
     for op in ops:
         if op not in ALL_OPERATORS:
             raise UnknownNameError("mutation operator", op, list(ALL_OPERATORS))
-    pts = domain_points(bound, N_PROBE, seed=12345)
-    kept, prints = [], [(_fingerprint(bound.expr, bound, pts), bound.expr)]
+    probe = Probe(bound, domain_points(bound, N_PROBE, seed=seed))
+    seen, prints = {bound.expr}, [probe(bound.expr, keep=True)]
+    kept = []
     for tag, pieces in _candidates(bound, ops):
-        m = _build(bound, tag, pieces)
-        if m is None:
+        expr = _sum(pieces)
+        if expr is None or expr in seen:  # structurally equal: no evaluation needed
             continue
-        fp = _fingerprint(m.expr, bound, pts)
-        if any(_same(fp, f, m.expr, e) for f, e in prints):
+        seen.add(expr)
+        fp = probe(expr, keep=True)
+        if _duplicate(fp, prints):
             continue
-        prints.append((fp, m.expr))
-        kept.append(m)
+        m = _build(bound, tag, pieces, expr)
+        if m is not None:
+            prints.append(fp)
+            kept.append(m)
     return kept
 
 
-# ----------------------------------------------------------------------------- probing
-def _sample(domain, n, rng):
-    lo = domain.lo if math.isfinite(domain.lo) else -5.0
-    hi = domain.hi if math.isfinite(domain.hi) else None
-    if domain.integer:
-        top = int(hi) if hi is not None else max(int(lo), 0) + 40
-        return rng.integers(int(lo), top + 1, n).astype(float)
-    if hi is None:  # (lo, inf): log-uniform over [lo + 1e-3, lo + 1e3]
-        return lo + 10.0 ** rng.uniform(-3, 3, n)
-    x = rng.uniform(lo, hi, n)
-    return np.where(x <= lo, (lo + hi) / 2, x) if domain.lo_open else x
-
-
-def domain_points(bound, n: int, seed: int = 0) -> dict:
-    """``n`` random points of the domain of every parameter of ``bound`` (params and
-    extra_params): ``{name: array}``; positive reals log-uniform over [1e-3, 1e3], integers
-    in [lo, lo + 40] (or their interval), bounded reals uniform.
-
-    >>> import boundlab
-    >>> p = domain_points(boundlab.get("weight_error.average"), 5)
-    >>> sorted(p), bool(np.all((p["p"] > 0) & (p["p"] <= 1)))
-    (['K', 'T', 'p'], True)
-    """
-    rng = np.random.default_rng(seed)
-    allp = {**bound.params, **bound.extra_params}
-    return {name: _sample(p.domain, n, rng) for name, p in sorted(allp.items())}
-
-
-def evaluate_expr(expr, bound, pts) -> np.ndarray:
-    """``expr`` (over the symbols of ``bound``'s parameters) at the points ``pts``, as floats
-    (nan where it is not real)."""
-    allp = {**bound.params, **bound.extra_params}
-    names = sorted(allp)
-    fn = sp.lambdify([allp[n].symbol for n in names], expr, modules="numpy")
+def _duplicate(fp, prints) -> bool:
+    """``fp`` duplicates a row of ``prints``: finite at the same probe points (at least one),
+    equal to :data:`SAME_RTOL` relative there. No symbolic simplification: it has no bound on
+    its time."""
+    ok = np.isfinite(fp)
+    if not ok.any():
+        return False
+    P = np.asarray(prints)
+    same = (np.isfinite(P) == ok).all(axis=1)
+    a, b = P[:, ok], fp[ok]
     with np.errstate(all="ignore"):
-        out = fn(*[np.asarray(pts[n], dtype=float) for n in names])
-    out = np.broadcast_to(np.asarray(out, dtype=complex if np.iscomplexobj(out) else float),
-                          np.shape(pts[names[0]]))
-    if np.iscomplexobj(out):
-        out = np.where(np.abs(out.imag) < 1e-12 * np.abs(out.real) + 1e-300, out.real, np.nan)
-    return np.asarray(out, dtype=float)
-
-
-def _fingerprint(expr, bound, pts):
-    return evaluate_expr(expr, bound, pts)
-
-
-def _same(fa, fb, ea, eb) -> bool:
-    ok = np.isfinite(fa) & np.isfinite(fb)
-    if (np.isfinite(fa) != np.isfinite(fb)).any() or not ok.any():
-        return False
-    if not np.allclose(fa[ok], fb[ok], rtol=1e-9, atol=1e-300):
-        return False
-    return sp.simplify(ea - eb) == 0
+        close = np.abs(a - b) <= SAME_RTOL * np.maximum(np.abs(a), np.abs(b))
+    return bool((same & close.all(axis=1)).any())

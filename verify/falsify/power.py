@@ -8,28 +8,35 @@ decides the **truth** of each and which layer **flags** it:
   ``verify.falsify(exact=False)`` for a registered one);
 * ``exact`` -- the exact worst case (PEP, ``verify.tightness`` / ``verify.falsify.pep``).
 
-Truth (:func:`truth`) needs a proof either way:
+Truth (:mod:`verify.falsify._power_truth`; nothing there runs a layer) compares each mutant
+with a **reference**, a bound assumed valid: the original, or for a ``.printed`` original (the
+paper's text, not assumed valid) its corrected form; an ``order`` bound (hidden constants) is
+never judged and has no mutants here.
 
-* ``true`` -- the mutant is >= the original everywhere on the domain, under the original's
+* ``true`` -- the mutant is >= the reference everywhere on the domain, under the
   preconditions: then it is still a valid upper bound, and flagging it is a **false alarm**.
-  Proved symbolically (``mutant - original`` simplifies to an expression sympy knows is >= 0
-  under the parameters' assumptions: ``how = "symbolic"``) or checked on a dense random grid of
-  :data:`GRID` points of the domain satisfying the preconditions (``how = "grid"``: evidence,
-  not a proof);
-* ``false`` -- a certificate: a concrete instance whose measured left-hand side (a run of the
-  real engine in the fixed-instance or search layer) exceeds the mutant, or a PEP lower bound
-  in the bound's class exceeding it at a point satisfying its preconditions;
-* ``unknown`` -- neither: the mutant is below the original somewhere, and nothing measured
+  Proved symbolically (``how = "symbolic"``) or checked on a grid of :data:`GRID` seeded
+  random points of the domain satisfying the preconditions (``how = "grid"``: evidence, not a
+  proof); a mutant of an identity equal to it at every grid point;
+* ``false`` -- a mutant of an **identity** (the measured side equals it) that differs from it
+  at a point satisfying the preconditions; else a certificate: a concrete instance whose
+  measured left-hand side (a run of the real engine in a layer or in the oracle) exceeds the
+  mutant, or a PEP lower bound in the bound's class exceeding it at a point satisfying its
+  preconditions;
+* ``unknown`` -- neither: the mutant is below the reference somewhere, and nothing measured
   exceeds it.
 
-A mutant of an **identity** (an exact equality) is false: mutants equal to the original are
-left out, so each differs from the exact expression somewhere.
-
-The certificates of falsity come from the layers and from an **oracle** that is not a layer:
-``verify.falsify`` with :data:`ORACLE_FACTOR` times the layers' budget, another seed and the
-exact worst case (PEP) where a model exists, run on every mutant the layers left unflagged
-(where falsify's batched search applies). A mutant only the oracle breaks is false and missed
-by the layers, so ``caught / false`` measures the layers against counterexamples they did not
+The certificates of falsity come from the layers and from an **oracle** that is not a layer,
+run on every mutant the layers left unflagged and that is not ``true``, the lowest against
+the reference first, its searches within :data:`ORACLE_SECONDS` per bound (the mutants it does
+not reach stay unknown; ``skipped`` counts them): ``verify.falsify`` with
+:data:`ORACLE_FACTOR` times the layers' budget, another seed and the exact worst case (PEP)
+where a model exists, where falsify's batched search applies; else ``verify.worst_instance``
+with that budget and another seed, where it measures the bound's left-hand side; and, for a
+catalogue bound with a PEP model, the PEP's worst case at up to :data:`ORACLE_PEP_SOLVES`
+points moved from the exact layer's one parameter at a time (x 0.01, x 100; one round:
+where an exponent typo shows). A mutant only the oracle breaks is false and missed by the
+layers, so ``caught / false`` measures the layers against counterexamples they did not
 produce themselves; the figure against ``false + unknown`` (``caught_pessimistic``) is given
 beside it.
 
@@ -49,27 +56,23 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import sympy as sp
 
-from ._power_layers import Flag, LayerRun, exact_layer, fixed_layer, run_checks, search_layer
-from .mutants import domain_points, evaluate_expr, mutants, operator_of
+from ._power_exact import exact_layer
+from ._power_layers import Flag, LayerRun, fixed_layer, run_checks, search_layer
+from ._power_truth import GRID, Judge, Truth
+from .mutants import mutants, operator_of
 
-__all__ = ["Truth", "MutantResult", "truth", "evaluate", "summarize", "judged_ids", "LAYERS",
-           "GRID", "ORACLE_FACTOR"]
+__all__ = ["Truth", "MutantResult", "truth", "above", "evaluate", "summarize", "judged_ids",
+           "LAYERS", "GRID", "ORACLE_FACTOR", "ORACLE_SECONDS", "Judge"]
 
 LAYERS = ("fixed", "search", "exact")
-GRID = 20000
 #: the oracle's budget, relative to the layers' search budget (at least ORACLE_MIN)
-ORACLE_FACTOR, ORACLE_MIN = 3, 200
-
-
-@dataclass
-class Truth:
-    """``status`` (``true`` / ``false`` / ``unknown``) and ``how`` it was decided."""
-
-    status: str
-    how: str
+ORACLE_FACTOR, ORACLE_MIN = 3, 60
+#: the oracle's PEP solves (and seconds) per bound, at points scaled from the exact layer's
+ORACLE_PEP_SOLVES, ORACLE_PEP_SECONDS = 16, 60.0
+#: the oracle's search time per bound (seconds): the mutants it does not reach stay unknown
+ORACLE_SECONDS = 60.0
 
 
 @dataclass
@@ -91,63 +94,33 @@ class MutantResult:
 
 
 def judged_ids() -> list[str]:
-    """The catalogue ids the main job (``boundlab verify``) judges, in its order.
+    """The catalogue ids the main job (``boundlab verify``) judges, in its order: those its
+    checks name, less the ``order`` bounds (hidden constants: shown, never judged).
 
-    >>> "drift.plateau" in judged_ids()
-    True
+    >>> ids = judged_ids()
+    >>> "drift.plateau" in ids, "weight_error.theorem3" in ids
+    (True, False)
     """
+    import boundlab
     from verify.suite import checks
 
     out: list[str] = []
     for c in checks():
         out += [b for b in c.bound_ids if b not in out]
-    return out
-
-
-# ----------------------------------------------------------------------------- truth
-def _feasible(bound, pts) -> np.ndarray:
-    ok = np.ones(len(next(iter(pts.values()))), dtype=bool)
-    for pc in bound.preconditions:
-        with np.errstate(all="ignore"):
-            ok &= np.asarray(pc.holds({n: pts[n] for n in pc.names}), dtype=bool)
-    return ok
+    return [b for b in out if boundlab.get(b).kind != "order"]
 
 
 def above(original, mutant, n: int = GRID, seed: int = 0) -> tuple:
-    """``(is >= original everywhere, how)``: symbolic when sympy proves it, else a grid."""
-    d = sp.simplify(mutant.expr - original.expr)
-    if d.is_nonnegative:
-        return True, "symbolic: mutant - original >= 0 under the parameters' assumptions"
-    if d.is_negative:
-        return False, "symbolic: mutant < original everywhere"
-    pts = domain_points(original, n, seed=seed)
-    ok = _feasible(original, pts)
-    a = evaluate_expr(original.expr, original, pts)
-    b = evaluate_expr(mutant.expr, original, pts)
-    ok &= np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 100:
-        return False, f"grid: only {int(ok.sum())} feasible points"
-    below = b[ok] < a[ok] - 1e-12 * np.maximum(np.abs(a[ok]), 1e-300)
-    if below.any():
-        return False, f"grid: below the original at {int(below.sum())}/{int(ok.sum())} points"
-    return True, f"grid: >= the original at {int(ok.sum())} feasible points (evidence)"
+    """``(mutant >= the reference everywhere, how)`` (:class:`Judge`; the reference is the
+    original unless it is a ``.printed`` form)."""
+    return Judge(original, n, seed).above(mutant)
 
 
 def truth(original, mutant, flags: dict, up=None) -> Truth:
-    """The truth of ``mutant`` (see the module docstring); ``flags``: layer -> :class:`Flag`
-    (their witnesses are the certificates of falsity); ``up``: :func:`above`'s answer when
-    already computed."""
-    if original.kind == "identity":  # an equality: every mutant differs from it somewhere
-        return Truth("false", "an identity: the mutant differs from the exact expression "
-                              "(mutants equal to the original are left out)")
-    up, how = above(original, mutant) if up is None else up
-    if up:
-        return Truth("true", how)
-    for layer in (*LAYERS, "oracle"):
-        f = flags.get(layer)
-        if f is not None and f.flagged:
-            return Truth("false", f"{layer}: {f.why}")
-    return Truth("unknown", f"{how}; no instance or PEP value above it")
+    """The truth of ``mutant`` (see the module docstring); ``flags``: layer -> Flag (their
+    witnesses are the certificates of falsity); ``up``: :func:`above`'s answer when already
+    computed."""
+    return Judge(original).truth(mutant, flags, up)
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -157,26 +130,34 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
 
     Returns ``(list of MutantResult, {layer: LayerRun})`` (plus ``"oracle"``: not a layer,
     a source of certificates). ``budget``: evaluations of each search (default: the main
-    job's); ``quick``: the main job's quick settings; ``oracle``: run the oracle.
+    job's); ``quick``: the main job's quick settings; ``oracle``: run the oracle. An
+    ``order`` bound has no mutants (never judged): every layer says why.
     """
     import boundlab
     from verify.suite import Context
 
     if isinstance(bound, str):
         bound = boundlab.get(bound)
+    if bound.kind == "order":
+        why = "kind 'order' (hidden constants): shown, never judged by the main job"
+        return [], {k: LayerRun(reason=why) for k in layers}
     ms = mutants(bound) if operators is None else mutants(bound, operators)
-    ctx = Context(quick=quick, tightness=False, worst_budget=budget)
+    ctx = Context(quick=quick, tightness=False, worst_budget=budget, falsify_budget=budget)
+    observed = None
     if boundlab.registry.is_registered(bound.id):
         runs = _registered(bound, ms, ctx, budget, dict(setting or {}), layers)
     else:
-        runs = _catalogue(bound, ms, ctx, budget, layers)
-    ups = {m.id: above(bound, m) for m in ms}  # once: sympy and a 20000-point grid each
+        observed = run_checks(bound.id, ctx)
+        runs = _catalogue(bound, ms, ctx, budget, layers, observed)
+    judge = Judge(bound)
+    ups = {m.id: judge.above(m) for m in ms}  # once: sympy and a GRID-point grid each
     if oracle:
-        runs["oracle"] = _oracle(bound, ms, runs, budget, dict(setting or {}), ups)
+        runs["oracle"] = _oracle(bound, ms, runs, budget, dict(setting or {}), ups, observed,
+                                 judge)
     out = []
     for m in ms:
         flags = {k: r.flags.get(m.id) for k, r in runs.items()}
-        t = truth(bound, m, flags, ups[m.id])
+        t = judge.truth(m, flags, ups[m.id])
         out.append(MutantResult(m.id, bound.id, operator_of(m.id), sp.sstr(m.expr), t.status,
                                 t.how, {k: (None if f is None else bool(f.flagged))
                                         for k, f in flags.items() if k != "oracle"},
@@ -184,29 +165,51 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
     return out, runs
 
 
-def _oracle(bound, ms, runs, budget, setting, ups) -> LayerRun:
+def _oracle(bound, ms, runs, budget, setting, ups, observed, judge) -> LayerRun:
     """The oracle (module docstring) on the mutants no layer flagged and that may be false
-    (``ups``: mutant id -> :func:`above`'s answer)."""
+    (``ups``: mutant id -> :meth:`Judge.above`'s answer; ``observed``: the main job's checks
+    of a catalogue bound, :func:`run_checks`), the lowest (:meth:`Judge.score`) first, its
+    searches within :data:`ORACLE_SECONDS`."""
     import boundlab
     from verify.checks._registry import FALSIFY_BUDGET
+    from verify.worst import supported
 
-    from ._power_layers import falsify_flags, registered_search
+    from ._power_layers import falsify_flags, registered_search, worst_flags
     from .plan import batched_plan_applies
 
-    if not batched_plan_applies(bound):
-        return LayerRun(reason="verify.falsify's batched search does not run this bound")
+    if bound.kind != "upper":
+        return LayerRun(reason=f"kind {bound.kind!r}: its truth needs no search")
     todo = [m for m in ms if not any(r.flags.get(m.id) and r.flags[m.id].flagged
                                      for r in runs.values()) and not ups[m.id][0]]
+    todo.sort(key=judge.score)  # the likeliest false first: the deadline cuts the others
     b = max(ORACLE_MIN, ORACLE_FACTOR * int(budget or FALSIFY_BUDGET))
-    if not boundlab.registry.is_registered(bound.id):
-        return falsify_flags(bound, todo, b, seed=1, exact=True)
-    return registered_search(lambda m: _alias(bound, m), todo, b, setting, seed=1, exact=True)
+    end = time.perf_counter() + ORACLE_SECONDS
+    if boundlab.registry.is_registered(bound.id):
+        return registered_search(lambda m: _alias(bound, m), todo, b, setting, seed=1,
+                                 exact=True, deadline=end)
+    if batched_plan_applies(bound):
+        out = falsify_flags(bound, todo, b, seed=1, exact=True, deadline=end)
+    elif bound.lhs in supported():
+        out = worst_flags(todo, observed, b, seed=1, prior=False, deadline=end)
+    else:
+        out = LayerRun(reason=f"no search measures lhs {bound.lhs!r} (searched: "
+                              f"{', '.join(supported())}; verify.falsify's batched search does "
+                              "not run this bound)")
+    base = [p for p, _, _ in runs["exact"].points] if "exact" in runs else []
+    if base and todo:  # the exact worst case away from the exact layer's points
+        from ._power_exact import pep_points, scaled_points
+
+        pts, solves, secs, why = pep_points(bound.id, scaled_points(bound, base),
+                                            ORACLE_PEP_SOLVES, ORACLE_PEP_SECONDS)
+        pep = exact_layer(todo, pts) if pts else LayerRun(reason=why)
+        pep.evaluations, pep.seconds = solves, secs
+        out = out.merge(pep)
+    return out
 
 
-def _catalogue(bound, ms, ctx, budget, layers) -> dict:
-    from ._power_layers import catalogue_pep_points
+def _catalogue(bound, ms, ctx, budget, layers, observed) -> dict:
+    from ._power_exact import catalogue_pep_points
 
-    observed = run_checks(bound.id, ctx)
     runs = {}
     if "fixed" in layers:
         runs["fixed"] = fixed_layer(bound, ms, ctx, observed)
@@ -216,6 +219,7 @@ def _catalogue(bound, ms, ctx, budget, layers) -> dict:
         pts, solves, secs, why = catalogue_pep_points(bound.id, observed)
         runs["exact"] = exact_layer(ms, pts) if pts else LayerRun(reason=why)
         runs["exact"].evaluations, runs["exact"].seconds = solves, secs
+        runs["exact"].points = pts
     return runs
 
 
@@ -301,7 +305,9 @@ def _registered_exact(bound, ms, setting) -> LayerRun:
 # ----------------------------------------------------------------------------- summary
 def summarize(results, runs_by_bound=None) -> dict:
     """Per layer and overall: false mutants caught (share), false alarms on true ones,
-    evaluations and seconds; the counts of true / false / unknown mutants."""
+    evaluations and seconds; the counts of true / false / unknown mutants; the oracle's
+    share (false mutants only it certified) and cost; ``reached``: the overall figures on
+    the bounds some layer reaches (``runs_by_bound``: bound id -> its runs)."""
     res = list(results)
     false = [r for r in res if r.truth == "false"]
     true = [r for r in res if r.truth == "true"]
@@ -323,7 +329,24 @@ def summarize(results, runs_by_bound=None) -> dict:
                     row["seconds"] += run.seconds
         out["layers"][layer] = row
     orc = [r for rs in (runs_by_bound or {}).values() for k, r in rs.items() if k == "oracle"]
-    out["oracle"] = {"false_only_oracle": sum(not r.caught for r in false),
+    out["oracle"] = {"false_only_oracle": sum(r.truth_how.startswith("oracle") for r in false),
+                     "skipped": sum(r.skipped for r in orc),
                      "evaluations": sum(r.evaluations for r in orc),
                      "seconds": sum(r.seconds for r in orc)}
+    out["reached"] = _reached(res, runs_by_bound or {})
     return out
+
+
+def _reached(res, runs_by_bound) -> dict:
+    """The overall figures on the bounds some layer reaches (a layer without a ``reason``)."""
+    ids = {b for b, runs in runs_by_bound.items()
+           if any(not r.reason for k, r in runs.items() if k in LAYERS)}
+    rs = [r for r in res if r.bound_id in ids]
+    false = [r for r in rs if r.truth == "false"]
+    unknown = sum(r.truth == "unknown" for r in rs)
+    caught = sum(r.caught for r in false)
+    return {"bounds": len(ids), "mutants": len(rs), "false": len(false), "unknown": unknown,
+            "true": sum(r.truth == "true" for r in rs), "caught": caught,
+            "caught_share": caught / len(false) if false else None,
+            "caught_pessimistic": caught / (len(false) + unknown) if false or unknown else None,
+            "false_alarms": sum(r.caught for r in rs if r.truth == "true")}

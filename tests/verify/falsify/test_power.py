@@ -89,3 +89,110 @@ def test_benchmark_only_one_bound_table(capsys):
     out = capsys.readouterr().out
     assert "skew.rho_range" in out and "false alarms" in out and "overall" in out
     assert main(["--only", "skew.rho_range", "--budget", "3"]) == 2
+
+
+def test_a_printed_original_is_judged_against_its_corrected_form():
+    import dataclasses
+
+    from verify.falsify.power import Judge
+
+    j = Judge(boundlab.get("drift.plateau_finite.printed"))
+    assert j.ref.id == "drift.plateau_finite"
+    corrected = boundlab.get("drift.plateau_finite")
+    twice = dataclasses.replace(j.original, id="drift.plateau_finite.printed~x", terms={},
+                                expr=2 * corrected.expr, stable=None)
+    assert j.above(twice)[0] is True  # 2x the corrected form is a valid bound
+    # the printed form itself is not >= the corrected one (18 tau^2 vs 18 L eta^2 tau^2 zeta^2)
+    assert j.above(j.original)[0] is False
+    # contraction.lemma_a4.printed allows gamma <= 1/L, the corrected form only gamma <= 1/(2L):
+    # between the two the corrected form says nothing, so no mutant is proved valid
+    a4 = Judge(boundlab.get("contraction.lemma_a4.printed"))
+    ok, how = a4.above(a4.original)
+    assert a4.outside > 0 and not ok and "preconditions fail" in how
+
+
+def test_identity_mutants_false_where_they_differ_true_where_equal():
+    from boundlab import Precondition
+    from verify.falsify.power import Judge
+
+    b = Bound(id="mine.ident", source="n", expr=sp_max(L, D), params=make_params("L", "D"),
+              kind="identity", lhs="final_gap",
+              preconditions=(Precondition(L, ">=", D, "L >= D"),))
+    j = Judge(b)
+    same = Bound(id="mine.ident~a", source="n", expr=L, params=make_params("L"),
+                 extra_params=make_params("D"), kind="identity", lhs="final_gap",
+                 preconditions=b.preconditions)  # Max(L, D) = L wherever L >= D
+    double = Bound(id="mine.ident~b", source="n", expr=2 * L, params=make_params("L"),
+                   extra_params=make_params("D"), kind="identity", lhs="final_gap",
+                   preconditions=b.preconditions)
+    assert j.truth(same, {}).status == "true"
+    assert j.truth(double, {}).status == "false"
+
+
+def sp_max(a, b):
+    import sympy as sp
+
+    return sp.Max(a, b)
+
+
+def test_feasible_grid_meets_an_equality_written_as_two_inequalities():
+    import numpy as np
+
+    from boundlab import Precondition
+    from verify.falsify._power_truth import feasible_grid
+
+    g = sym("gamma")
+    b = Bound(id="mine.eq", source="n", expr=L * g, params=make_params("L", "gamma"),
+              kind="upper", lhs="final_gap",
+              preconditions=(Precondition(g, "<=", 1 / (2 * L), "gamma <= 1/(2L)"),
+                             Precondition(g, ">=", 1 / (2 * L), "gamma >= 1/(2L)")))
+    pts, ok = feasible_grid(b, 2000, seed=0)
+    assert ok.all() and ok.size >= 500
+    assert np.allclose(2 * pts["L"] * pts["gamma"], 1.0, rtol=1e-9)
+
+
+def test_order_bounds_are_not_judged_and_unrepaired_gaps_are_said():
+    res, runs = evaluate("weight_error.theorem3")
+    assert res == [] and all("order" in r.reason for r in runs.values())
+    b = boundlab.get("weight_error.round")
+    m = next(x for x in mutants(b) if x.id.endswith("term[bias]*2"))
+    t = truth(b, m, {})
+    assert t.status == "true" and "FedAU-F5" in t.how
+
+
+def test_scaled_points_move_one_parameter_at_a_time():
+    from verify.falsify._power_exact import scaled_points
+
+    b = boundlab.get("drift.fedavg_convex")
+    base = {"D": 3.0, "eta": 0.08, "tau": 2, "T": 3, "sigma": 0.0, "M": 3.0, "L": 0.2,
+            "zeta": 0.4}
+    pts = scaled_points(b, [base])
+    assert {**base, "D": 0.03} in pts and {**base, "D": 300.0} in pts
+    assert {**base, "T": 1.0} in pts and not any(p["sigma"] != 0.0 for p in pts)
+    assert all(sum(p[k] != base[k] for k in base) == 1 for p in pts)
+    assert not any(p["tau"] != 2 for p in pts)  # local steps stay (the SDP's size)
+
+
+def test_layer_runs_merge_flagging_where_either_flags():
+    from verify.falsify._power_layers import Flag, LayerRun
+
+    a = LayerRun({"m1": Flag(False), "m2": Flag(True, "a")}, 3, 1.0)
+    b = LayerRun({"m1": Flag(True, "b"), "m3": Flag(False)}, 2, 0.5)
+    m = a.merge(b)
+    assert {k: f.flagged for k, f in m.flags.items()} == {"m1": True, "m2": True, "m3": False}
+    assert (m.evaluations, m.seconds) == (5, 1.5) and m.flags["m1"].why == "b"
+
+
+def test_benchmark_generation_mode_and_argument_domains(capsys, tmp_path):
+    from benchmarks.power import main
+
+    assert main(["--only", "drift.plateau", "--generation", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    row = data["bounds"]["drift.plateau"]
+    assert row["mutants"] == len(mutants("drift.plateau")) and row["seconds"] >= 0
+    assert data["slowest"] == "drift.plateau"
+    assert main(["--only", "drift.plateau", "--jobs", "0"]) == 2
+    assert "--jobs = 0" in capsys.readouterr().err
+    out = tmp_path / "p.json"
+    assert main(["--only", "skew.rho_range", "--quick", "--save", str(out)]) == 0
+    assert json.loads(out.read_text())["summary"]["mutants"] > 0
