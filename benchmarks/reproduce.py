@@ -10,9 +10,9 @@ time is below ``--cheap`` seconds are repeated, the repeats interleaved across i
 change of machine load hits all alike, and the medians reported.
 
 ``--device cuda`` times every item twice, interleaved: on the CPU (backend numpy) and with
-backend torch on CUDA. Only the items with an MLP or CNN (``000:*`` MLP rows, ``002:cnn``,
-``003:table1``'s MLP rows) use the torch backend; the others run numpy whatever the device, so
-their two times agree. Without CUDA it exits with status 2 and one line saying why.
+backend torch on CUDA. Only the items with an MLP or CNN (``001:*``, ``002:cnn``,
+``003:table1``'s MLP rows, ``004:fig4``) use the torch backend; the others run numpy whatever
+the device, so their two times agree. Without CUDA it exits with status 2 and one line saying why.
 
 Run: ``python -m benchmarks reproduce [ITEM ...] [--sizes tiny,quick] [--full] [--repeat 3]
 [--cheap 20] [--device cpu|cuda] [--timeout S] [--json]``

@@ -139,5 +139,9 @@ class TestMetrics:
         if (info.round + 1) % self.every:
             return
         w, t = info.model, self.test
-        info.record("test_accuracy", self.model.accuracy(w, t["X"], t["y"], t.get("offset")))
-        info.record("test_loss", self.model.pooled_loss(w, t["X"], t["y"], t.get("offset")))
+        args = (w, t["X"], t["y"], t.get("offset"))
+        both = getattr(self.model, "test_metrics", None)  # one forward pass for both (MLP)
+        acc, loss = both(*args) if both is not None else (self.model.accuracy(*args),
+                                                          self.model.pooled_loss(*args))
+        info.record("test_accuracy", acc)
+        info.record("test_loss", loss)

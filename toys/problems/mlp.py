@@ -7,10 +7,12 @@ no loop over clients or samples: on numpy a hand-written back-propagation (float
 (:meth:`MLPProblem.torch_oracle`, any device, float32 or float64) ``torch.func``'s
 ``vmap(grad(loss_one))`` of the one-client loss. Both agree with a per-client autograd reference
 to 1e-12 (tests/toys/problems/test_mlp_torch.py). Both have participants-only ``subset``
-oracles (rows bit-identical to the full computation). The model
-is non-convex: x*, F*, F_i* are unknown (None), so the loss-weighted rules use
-``loss_offset="zero"``. The initial model ``x0`` is torch's default layer initialisation
-(uniform in +-1/sqrt(fan_in)) drawn from a seeded numpy generator.
+oracles (rows bit-identical to the full computation) and compute a minibatch on its b drawn
+rows per client only (gathered, not the padded n_max rows with zero weights). The numpy
+products run on one BLAS thread: these small batched products lose to threading, by 30x on a
+busy 2-core machine. The model is non-convex: x*, F*, F_i* are unknown (None), so the
+loss-weighted rules use ``loss_offset="zero"``. The initial model ``x0`` is torch's default
+layer initialisation (uniform in +-1/sqrt(fan_in)) drawn from a seeded numpy generator.
 
 Example
 -------
@@ -31,7 +33,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .._array import array_namespace, broadcast_rows
+from .._array import array_namespace, broadcast_rows, one_blas_thread
 from ..engine.backends.torch import VmapOracle
 from .base import FederatedProblem
 
@@ -75,9 +77,13 @@ def mlp_grads(W, X, Y, w_rows, l2, f, h, C):
     dZ1 = xp.where(Z1 > 0, dZ2 @ xp.permute_dims(W2, (0, 2, 1)), 0.0)
     gW1 = xp.permute_dims(X, (0, 2, 1)) @ dZ1
     N = W.shape[0]
-    g = xp.concat([xp.reshape(gW1, (N, -1)), xp.sum(dZ1, axis=1), xp.reshape(gW2, (N, -1)),
-                   xp.sum(dZ2, axis=1)], axis=1)
-    return g + l2 * W
+    g = l2 * W  # the data terms added in place: one pass over the (N, d) stack, same bits
+    a, b, c = f * h, f * h + h, f * h + h + h * C
+    g[:, :a] += xp.reshape(gW1, (N, -1))
+    g[:, a:b] += xp.sum(dZ1, axis=1)
+    g[:, b:c] += xp.reshape(gW2, (N, -1))
+    g[:, c:] += xp.sum(dZ2, axis=1)
+    return g
 
 
 class _Oracle:
@@ -99,10 +105,12 @@ class _Oracle:
         return broadcast_rows(W, self.n_clients) if W.ndim == 1 else W
 
     def losses(self, W):
-        return mlp_losses(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
+        with one_blas_thread():
+            return mlp_losses(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
 
     def grads(self, W):
-        return mlp_grads(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
+        with one_blas_thread():
+            return mlp_grads(self._bc(W), self.X, self.Y, self.w_rows, self.l2, *self.shape)
 
     def subset(self, clients):
         """The oracle of ``clients`` only (rows bit-identical to the full oracle's)."""
@@ -116,18 +124,28 @@ class _Oracle:
 
     def minibatch_grads(self, W, rng, batch_size):
         """Gradients on ``batch_size`` rows per client drawn without replacement (all rows
-        when the client has fewer)."""
+        when the client has fewer): the real rows of the b smallest keys of a uniform
+        (N, n_max) draw, gathered in row order, so that only b rows per client are computed."""
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
+        idx, wb = self.draw_rows(rng, int(batch_size))
+        rows = np.arange(self.n_clients)[:, None]
+        with one_blas_thread():
+            return mlp_grads(self._bc(W), self.X[rows, idx], self.Y[rows, idx], wb, self.l2,
+                             *self.shape)
+
+    def draw_rows(self, rng, b):
+        """``(idx, wb)``: the row indices (N, b) of a minibatch, ascending (padding slots of a
+        client with fewer than b rows point at its row 0 with weight 0), and the weights wb
+        (N, b), 1/min(b, n_i) on the real rows. Draws ``rng.random((N_full, n_max))``."""
         full_n, rows = self._draw or (self.n_clients, None)
         keys = rng.random((full_n, self.mask.shape[1]))
         keys = keys if rows is None else keys[rows]
-        keys = np.where(self.mask > 0, keys, 2.0)  # padding rows sort last
-        b = int(batch_size)
-        kth = np.sort(keys, axis=1)[:, b - 1:b]
-        take = (keys <= kth) * self.mask
-        beff = np.sum(take, axis=1, keepdims=True)
-        return mlp_grads(self._bc(W), self.X, self.Y, take / beff, self.l2, *self.shape)
+        keys = np.where(self.mask > 0, keys, np.inf)  # padding rows sort last
+        idx = np.sort(np.argpartition(keys, b - 1, axis=1)[:, :b], axis=1)
+        valid = np.isfinite(np.take_along_axis(keys, idx, axis=1))
+        beff = np.minimum(b, self.counts)[:, None]
+        return np.where(valid, idx, 0), valid / beff
 
 
 class _TorchOracle(VmapOracle):
@@ -252,17 +270,40 @@ class MLPProblem(FederatedProblem):
 
     def _logits(self, w, X):
         w = np.asarray(w, dtype=float)[None, :]
-        return _forward(np, w, np.asarray(X, dtype=float)[None], self.n_features, self.hidden,
-                        self.classes)[2][0]
+        with one_blas_thread():
+            return _forward(np, w, np.asarray(X, dtype=float)[None], self.n_features,
+                            self.hidden, self.classes)[2][0]
 
     def accuracy(self, w, X, y, offset=None) -> float:
         """Accuracy of parameters ``w`` on rows ``X`` (n, f) with labels ``y``."""
-        return float(np.mean(np.argmax(self._logits(w, X), axis=1) == np.asarray(y)))
+        return _accuracy(self._logits(w, X), y)
 
     def pooled_loss(self, w, X, y, offset=None) -> float:
         """Mean cross-entropy of ``w`` on rows ``X`` (n, f) with labels ``y`` (no l2 term)."""
-        lsm = _log_softmax(np, self._logits(w, X))
-        return float(-np.mean(lsm[np.arange(len(lsm)), np.asarray(y, dtype=int)]))
+        return _pooled_loss(self._logits(w, X), y)
+
+    def test_metrics(self, w, X, y, offset=None) -> tuple[float, float]:
+        """``(accuracy, pooled_loss)`` of ``w`` on ``X``, ``y`` from one forward pass (the
+        values of the two methods, bit for bit; :class:`toys.engine.TestMetrics` uses it).
+
+        >>> import numpy as np
+        >>> p = MLPProblem(np.ones((2, 1, 3)), np.zeros((2, 1), int), np.ones((2, 1), bool),
+        ...                classes=2, hidden=2)
+        >>> X, y = np.eye(3), np.array([0, 1, 0])
+        >>> p.test_metrics(p.x0, X, y) == (p.accuracy(p.x0, X, y), p.pooled_loss(p.x0, X, y))
+        True
+        """
+        Z = self._logits(w, X)
+        return _accuracy(Z, y), _pooled_loss(Z, y)
+
+
+def _accuracy(Z, y) -> float:
+    return float(np.mean(np.argmax(Z, axis=1) == np.asarray(y)))
+
+
+def _pooled_loss(Z, y) -> float:
+    lsm = _log_softmax(np, Z)
+    return float(-np.mean(lsm[np.arange(len(lsm)), np.asarray(y, dtype=int)]))
 
 
 def mlp_problem(source, hidden: int = 128, l2: float = 1e-4, seed: int = 0,

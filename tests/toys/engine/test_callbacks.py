@@ -23,12 +23,33 @@ def test_test_metrics_and_rounds_to(data_prob):
     t = data_prob.test
     expect = np.mean((t["X"] @ tr.final_model > 0) == (t["y"] > 0.5))
     assert acc[-1] == pytest.approx(expect, abs=1e-12)
+    # one evaluation gives both (test_metrics): the values of accuracy and pooled_loss
+    assert (acc[-1], tr.metrics["test_loss"][-1]) == (
+        data_prob.accuracy(tr.final_model, t["X"], t["y"]),
+        data_prob.pooled_loss(tr.final_model, t["X"], t["y"]))
     frame = tr.to_frame()
     assert frame["test_accuracy"].iloc[-1] == acc[-1] and np.isnan(frame["test_accuracy"][0])
     r90 = tr.rounds_to(0.9)
     assert r90 is None or (acc[r90 - 1] >= 0.9 and np.all(acc[:r90 - 1] < 0.9))
     with pytest.raises(DomainError, match="metric"):
         plain.rounds_to(0.9)
+
+
+def test_test_metrics_of_a_model_without_test_metrics(data_prob):
+    """A dict test set with a ``model=`` that has only ``accuracy`` and ``pooled_loss``."""
+
+    class Model:
+        def accuracy(self, w, X, y, offset=None):
+            return 0.25
+
+        def pooled_loss(self, w, X, y, offset=None):
+            return float(len(y))
+
+    t = data_prob.test
+    tr = toys.run(data_prob, "fedavg", rounds=2, seed=0, lr=0.5,
+                  callbacks=[TestMetrics({"X": t["X"], "y": t["y"]}, model=Model())])
+    assert tr.metrics["test_accuracy"].tolist() == [0.25, 0.25]
+    assert tr.metrics["test_loss"].tolist() == [float(len(t["y"]))] * 2
 
 
 def test_custom_metric_and_stop():

