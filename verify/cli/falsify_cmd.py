@@ -17,8 +17,8 @@ input (one ``error:`` line).
 Example
 -------
 >>> from verify.cli import main
->>> main(["falsify", "contraction.lemma_a3", "--json"])  # doctest: +ELLIPSIS
-{"bound_id": "contraction.lemma_a3", "verdict": "not-applicable", ...}
+>>> main(["falsify", "contraction.lemma_a3", "--budget", "40", "--json"])  # doctest: +ELLIPSIS
+{"bound_id": "contraction.lemma_a3", "verdict": "holds", ...}
 0
 """
 
