@@ -33,6 +33,32 @@ def test_sweep_runs_matches_direct_runs():
         assert np.array_equal(got[s, 0], tr.metrics["test_accuracy"])
 
 
+def test_runs_use_one_blas_thread(monkeypatch):
+    """run_acc and sweep_runs (local executor) run every toys.run on one BLAS thread (small
+    products: a second thread only spins, and stalls on a busy machine); the limit is lifted
+    after them."""
+    from threadpoolctl import threadpool_info
+
+    import toys
+    from verify.reproduce.common import run_acc
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before, seen, real = blas_threads(), [], toys.run
+
+    def spy(*args, **kw):
+        seen.append(blas_threads())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(toys, "run", spy)
+    fac = _factory()
+    sweep_runs(TINY, fac, "fedavg", grid={"data_seed": [0]}, rounds=1, label="t", lr=0.05)
+    run_acc(fac(0), "fedavg", rounds=1, seed=0, lr=0.05)
+    assert len(seen) == 2 and all(n == [1] * len(before) for n in seen)
+    assert blas_threads() == before
+
+
 def test_points_are_kept_and_reused(tmp_path):
     fac = _factory()
     kw = dict(grid={"data_seed": [0, 1, 2]}, rounds=3, label="keep", lr=0.05)
