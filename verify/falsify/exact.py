@@ -45,7 +45,7 @@ def exact_worst_case(plan, res, wanted, instance_type) -> None:
     inst = res.instance
     if inst is not None and inst.run["rounds"] * inst.run.get("local_steps", 1) <= PEP_T_MAX:
         r = inst.run  # the search's worst instance, at the scale (L, D) it was found at
-        points.append((getattr(inst, "plan", None) or plan, r["rounds"],
+        points.append((inst.plan or plan, r["rounds"],
                        r.get("local_steps", 1), r["lr"]))
     failed = []
     for sub, T, tau, eta in points:

@@ -91,7 +91,7 @@ def run_group(task):
 
 def _dispatch(tasks, executor, scheduler) -> dict:
     if executor == "local":
-        return {i: run_group(t) for t, i in ((t, t[1]) for t in tasks)}
+        return {t[1]: run_group(t) for t in tasks}
     from .._sweep_exec import run_dask
 
     out: dict = {}
