@@ -120,7 +120,8 @@ def register(family: str, *bound_ids: str):
 #: never the other way round: no import cycle)
 EXTRA_MODULES = ("weight_error_paths", "weight_error_drift", "drift_pairs", "skew_error_free",
                  "contraction_local", "contraction_nonconvex", "contraction_complexity",
-                 "weight_error_descent")
+                 "weight_error_descent", "contraction_constants", "weight_error_cutoff",
+                 "skew_constants")
 
 
 def load_hand_written() -> None:

@@ -3,14 +3,14 @@
 concrete instance, and returns a :class:`Falsification` whose ``VIOLATED`` verdict always comes
 with an instance that :meth:`Instance.replay` re-runs on the real engine (``toys.run``).
 
-Layout: ``families/`` (one module per search family, a registry and its protocol),
-``plan.py`` and ``_plan_parts.py`` (what runs, from the bound's registration), ``engine.py``
-(the batched runs) with ``algorithms.py`` (FedProx, beta and FedSoftMax local and server
-steps) and ``participation.py`` (participation masks, drawn once per instance),
+Layout: ``families/`` (one module per search family, a registry and its protocol), ``plan.py``,
+``_plan_setting.py`` and ``_plan_parts.py`` (what runs, from the bound's registration),
+``engine.py`` (the batched runs) with ``algorithms.py`` (FedProx, beta and FedSoftMax local and
+server steps) and ``participation.py`` (participation masks, drawn once per instance),
 ``search.py`` (the population search, local or on Dask), ``pep.py``, ``exact.py`` and
 ``interpolate.py`` (the exact worst case and the function interpolating it), ``judge.py``,
-``api.py`` (the entry point and its results), ``mutants.py``, ``power.py`` and
-``_power_*.py`` (the power benchmark).
+``api.py`` (the entry point and its results), ``mutants.py``, ``power.py`` and ``_power_*.py``
+(the power benchmark).
 """
 
 __all__ = ["falsify", "Falsification", "Instance"]

@@ -94,7 +94,6 @@ from ._plan_parts import (
     STEP_NAMES,
     NotApplicable,
     check_loss_weights,
-    check_no_pinned_setting,
     check_participation_allowed,
     eta_max,
     feasible,
@@ -104,9 +103,18 @@ from ._plan_parts import (
     step_sides,
     t_iterations,
 )
+from ._plan_setting import (
+    HETEROGENEITY,
+    SCALE_FACTORS,  # noqa: F401 - re-exported: the grid of Plan.at_scale
+    ZETA_DEFAULT,
+    declared,
+    heterogeneity,
+    scales,
+    spec_of,
+)
 from .algorithms import ALGORITHMS
-from .engine import LHS, PER_ROUND
-from .families.registry import CLASSES, Spec
+from .engine import PER_ROUND
+from .families.registry import Spec
 
 __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
 
@@ -119,21 +127,6 @@ KAPPA = ("pi", "Pi")
 #: grid keys that set the run, not the algorithm (participation pattern, data weights' skew)
 _RUN_KEYS = ("participation", "p_skew")
 
-
-#: the (L, D) scale factors searched when the setting leaves L (and the step) or D free
-SCALE_FACTORS = (1.0, 0.1, 10.0)
-
-
-def _scales(setting: dict, step_given: bool) -> tuple:
-    lf = (1.0,) if {"L", "zeta"} & set(setting) or step_given else SCALE_FACTORS
-    df = (1.0,) if {"D", "D0", "R", "zeta"} & set(setting) else SCALE_FACTORS
-    return tuple((a, b) for a in lf for b in df)
-
-
-#: heterogeneity constants: zeta is held fixed by tilts (families.tilt), Gamma measured
-#: (strongly convex classes), the others not yet
-ZETA_DEFAULT = 0.5  # zeta = ZETA_DEFAULT * L * D when the setting gives none
-HETEROGENEITY = {"zeta", "Gamma", "B", "zeta2", "G_het"}
 #: measured on every instance (per-instance parameters of the search and the replay)
 MEASURED = ("Gamma", *KAPPA)
 
@@ -162,8 +155,8 @@ class Plan:
 
     def at_scale(self, l_factor: float, d_factor: float) -> Plan:
         """This plan with L, mu (and a default step 1/L, a searched alpha) times ``l_factor``
-        and D times ``d_factor``: one point of :data:`SCALES` (a typo in an exponent of L or D
-        is invisible at L = D = 1)."""
+        and D times ``d_factor``: one point of its ``scales`` (:data:`SCALE_FACTORS`; a typo in
+        an exponent of L or D is invisible at L = D = 1)."""
         if (l_factor, d_factor) == (1.0, 1.0):
             return self
         s = self.spec
@@ -289,10 +282,10 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     ``participation``: the patterns a registered bound is searched under
     (:mod:`verify.falsify.participation`; default every client every round)."""
     check_participation_allowed(bound, participation)
-    algo, fclass = _declared(bound, algorithm, function_class)
+    algo, fclass = declared(bound, algorithm, function_class)
     names = set(bound.params) | set(bound.extra_params)
     s = dict(setting)
-    spec = _spec(s, algo, fclass)
+    spec = spec_of(s, algo, fclass)
     if algo == "fedau":
         return _fedau_plan(bound, s, spec, fclass, names, participation, setting)
     T_grid = (int(s.pop("T")),) if "T" in s else T_GRID
@@ -311,7 +304,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
         raise DomainError("setting", setting, str(exc)) from exc
     notes += _algorithms.notes(algo, hyper_grid, hyper_scaled)
     hetero = sorted(names & HETEROGENEITY)
-    spec, measured, het_notes = _heterogeneity(spec, hetero, algo, fclass, s)
+    spec, measured, het_notes = heterogeneity(spec, hetero, algo, fclass, s)
     notes += het_notes
     check_loss_weights(algo, fclass, spec)
     hyper_grid, schedule, extra = run_extras(bound, algo, spec, participation, hyper_grid,
@@ -331,7 +324,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
                             f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
                             "name=value")
     return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
-                fixed, tuple(notes), _scales(setting, step_given), hyper_grid, hyper_scaled,
+                fixed, tuple(notes), scales(setting, step_given), hyper_grid, hyper_scaled,
                 measured, schedule, t_iterations(bound))
 
 
@@ -342,74 +335,8 @@ def _fedau_plan(bound, s, spec, fclass, names, participation, setting) -> Plan:
 
     f = fedau.plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id)
     held = dict(setting, zeta=1.0) if {"delta", "zeta"} & set(setting) else setting
-    return Plan(bound, bound.lhs, "fedau", fclass, scales=_scales(held, f.pop("step_given")),
+    return Plan(bound, bound.lhs, "fedau", fclass, scales=scales(held, f.pop("step_given")),
                 **f)
-
-
-def _declared(bound, algorithm, function_class):
-    """``(algorithm, function class)`` of ``bound`` from its metadata (or the arguments for an
-    unregistered Bound); NotApplicable when falsify cannot run it."""
-    import boundlab
-    from boundlab.errors import DomainError, UnknownNameError
-
-    try:  # catalogue and registered bounds alike
-        meta = boundlab.registry.meta(bound.id)
-    except UnknownNameError:  # a Bound object that is not registered
-        meta = {}
-    for name, given in (("algorithm", algorithm), ("function_class", function_class)):
-        if given is not None and meta.get(name) not in (None, given):
-            raise DomainError(name, given, f"{meta[name]!r}, the one {bound.id} is "
-                                           "declared with")
-    algo = meta.get("algorithm") or algorithm
-    fclass = meta.get("function_class") or function_class
-    if bound.kind != "upper":
-        raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
-    if bound.lhs not in LHS:
-        raise NotApplicable(f"lhs {bound.lhs!r} is not measured by falsify yet (measured: "
-                            f"{', '.join(LHS)})")
-    if algo not in ALGORITHMS:
-        raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} so "
-                            "far (register the bound with one of them); no other algorithm "
-                            "is run in its place")
-    if fclass not in CLASSES:
-        raise NotApplicable(f"function_class {fclass!r}: register the bound with one of "
-                            f"{', '.join(CLASSES)}")
-    check_no_pinned_setting(bound)
-    return algo, fclass
-
-
-def _spec(s: dict, algo: str, fclass: str) -> Spec:
-    """The :class:`Spec` of the setting ``s`` (its constants popped)."""
-    L = float(s.pop("L", 1.0))
-    mu = float(s.pop("mu", 0.1 * L if fclass == "smooth-strongly-convex" else 0.0))
-    if fclass == "smooth-strongly-convex" and mu <= 0:
-        raise NotApplicable("a strongly convex class needs mu > 0")
-    n = 1 if algo == "gd" else int(s.pop("n_clients", s.pop("M", 3)))
-    return Spec(L=L, mu=mu, D=float(s.pop("D", 1.0)), n_clients=n, dim=int(s.pop("dim", 2)))
-
-
-def _heterogeneity(spec, hetero, algo, fclass, s):
-    """``(spec, measured, notes)``: zeta held fixed (tilted families), Gamma measured on each
-    instance (strongly convex classes); NotApplicable for what neither covers."""
-    if not hetero or algo == "gd":
-        return spec, (), []
-    measured = ("Gamma",) if "Gamma" in hetero and fclass == "smooth-strongly-convex" else ()
-    others = [h for h in hetero if h != "zeta" and h not in measured]
-    if others or (measured and "zeta" in hetero):
-        why = ("zeta's tilted clients have no minimiser: Gamma cannot be measured with zeta "
-               "held fixed" if not others else
-               f"heterogeneity constant(s) {', '.join(others)}: no family holds them fixed or "
-               "measures them yet (zeta: tilted clients; Gamma: measured on strongly convex "
-               "classes)")
-        raise NotApplicable(why)
-    if measured:
-        return spec, measured, ["Gamma = F* - sum_i p_i F_i* measured on each instance "
-                                "(exact client minima)"]
-    given = "zeta" in s
-    zeta = float(s.pop("zeta")) if given else ZETA_DEFAULT * spec.L * spec.D
-    notes = [] if given else [f"zeta = {zeta:g} ({ZETA_DEFAULT:g} L D; pass zeta=): clients "
-                              "share one function plus tilts of norm zeta"]
-    return dataclasses.replace(spec, zeta=zeta), (), notes
 
 
 def batched_plan_applies(bound) -> bool:
