@@ -6,6 +6,10 @@ split out so that each module stays one subject.
 
 >>> LHS["final_gap"].doc, LHS["gap_t"].per_round
 ('gap_T = F(x_T) - F*', True)
+>>> _quantity(boundlab.get("contraction.beta_nc")).record  # BC: the virtual iterates
+'step'
+>>> _quantity(boundlab.get("weight_error.theorem2")).columns  # FedAU: the server models
+('grad_norm2',)
 """
 
 from __future__ import annotations
@@ -17,18 +21,20 @@ import numpy as np
 import boundlab
 from boundlab.errors import UnknownNameError
 
-__all__ = ["Quantity", "LHS", "NOT_MEASURABLE"]
+__all__ = ["Quantity", "LHS", "NOT_MEASURABLE", "PAPER_LHS"]
 
 
 @dataclass(frozen=True)
 class Quantity:
-    """A left-hand side measured from a per-round log: its columns and how."""
+    """A left-hand side measured from a per-round log: its columns and how; ``record``: the
+    ``toys.run`` record mode whose log has the columns (:func:`verify.check` runs with it)."""
 
     doc: str
     columns: tuple
     per_round: bool
     fn: object  # (log columns dict of arrays over rounds 0..R) -> array (per round) or float
     measured: object = None  # per-round parameters, same signature -> {name: array}
+    record: str = "round"
 
 
 def _last(a):
@@ -41,8 +47,14 @@ LHS = {
     "final_gap": Quantity("gap_T = F(x_T) - F*", ("gap",), False, lambda c: float(c["gap"][-1])),
     "max_client_drift": Quantity("max_r drift_max_r", ("drift_max",), False,
                                  lambda c: float(np.max(_last(c["drift_max"])))),
-    "avg_grad_norm2": Quantity("(1/T) sum_{t<T} ||grad F(x_t)||^2", ("grad_norm2",), False,
+    "avg_grad_norm2": Quantity("(1/T) sum_{t<T} ||grad F(x_t)||^2 (the server models)",
+                               ("grad_norm2",), False,
                                lambda c: float(np.mean(_last(c["grad_norm2"])))),
+    "avg_grad_norm2_virtual": Quantity(
+        "(1/(T E)) sum_{t<T} sum_{k=0}^{E-1} ||grad F(wbar_{t,k})||^2 (the virtual averages "
+        "after k local steps, wbar_{t,0} = x_t; a record='step' run's grad_norm2_virtual)",
+        ("grad_norm2_virtual",), False,
+        lambda c: float(np.mean(_last(c["grad_norm2_virtual"]))), record="step"),
     "Pi": Quantity("max_r kappa_max_r (alpha_i / p_i over participants)", ("kappa_max",), False,
                    lambda c: float(np.max(_last(c["kappa_max"])))),
     "gap_t": Quantity("gap_t, t = 0..T", ("gap",), True, lambda c: c["gap"],
@@ -65,7 +77,7 @@ NOT_MEASURABLE = {
     "pairwise_drift": "pairwise client distances are not recorded",
     "pairwise_drift_next": "pairwise client distances are not recorded",
     "next_sq_dist": "a per-iteration quantity inside rounds (see the skew checks)",
-    "round_avg_grad_norm2": "gradients at the local iterates are not recorded",
+    "round_avg_grad_norm2": "a per-round lemma, judged by verify.checks.contraction_local",
     "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded "
                         "(verify.checks.weight_error_descent judges it on runs)",
     "local_deviation": "distances to the round's start model are not recorded",
@@ -91,9 +103,21 @@ def _bound(bound):
     return boundlab.get(bound) if isinstance(bound, str) else bound
 
 
+#: a left-hand side that names another quantity in a paper's notation, by the algorithm of the
+#: bound's metadata (:func:`boundlab.registry.meta`): BC's (seed 003: FedProx, beta) non-convex
+#: theorems bound E||grad f(w_hat_T)||^2 with w_hat_T drawn uniformly from the virtual averages
+#: wbar_{t,k}, t < T, k < E, where FedAU's (seed 002) average the server models x_t
+PAPER_LHS = {("avg_grad_norm2", algo): "avg_grad_norm2_virtual"
+             for algo in ("fedprox", "fedprox-bc", "beta")}
+
+
 def _quantity(bound) -> Quantity:
     if bound.lhs in LHS:
-        return LHS[bound.lhs]
+        try:
+            algo = boundlab.registry.meta(bound.id).get("algorithm")
+        except UnknownNameError:  # a Bound object that is not registered
+            algo = None
+        return LHS[PAPER_LHS.get((bound.lhs, algo), bound.lhs)]
     why = NOT_MEASURABLE.get(bound.lhs, "not a quantity this module knows")
     raise UnknownNameError(f"measurable left-hand side ({bound.id}: {bound.lhs!r} is not: "
                            f"{why})", bound.lhs, sorted(LHS))

@@ -14,7 +14,14 @@ Per run (one row per seed; T = rounds):
   F(xbar^(r,k)) - F* (DKR's shadow sequence; ``Trace.avg_shadow_gap``);
 * ``final_gap`` -- gap_T = F(x_T) - F* of the final server model;
 * ``max_client_drift`` -- max over rounds of drift_max_r = max_{i,k} ||x_i^(r,k) - xbar^(r,k)||^2;
-* ``avg_grad_norm2`` -- (1/T) sum_{t<T} ||grad F(x_t)||^2 (the server models);
+* ``avg_grad_norm2`` -- (1/T) sum_{t<T} ||grad F(x_t)||^2 (the server models: FedAU's
+  Theorem 2 / Corollary 4); for a bound in BC's notation (:data:`PAPER_LHS`: its metadata's
+  algorithm is fedprox, fedprox-bc or beta) ``avg_grad_norm2_virtual`` instead;
+* ``avg_grad_norm2_virtual`` -- (1/(T E)) sum_{t<T} sum_{k=0}^{E-1} ||grad F(wbar_{t,k})||^2
+  over the virtual averages after k local steps (wbar_{t,0} = x_t): BC's E||grad f(w_hat_T)||^2,
+  w_hat_T uniform over them. Measured from the per-step gradients, so :func:`check` runs it
+  with ``record="step"`` (the log column ``grad_norm2_virtual``,
+  :attr:`toys.Trace.grad_norm2_virtual`); at E = 1 it is the server models' value;
 * ``Pi`` -- max over rounds of kappa_max_r = max over participants of alpha_i / p_i.
 
 Per round (one row per seed and round; the round enters the right side as below):
@@ -81,11 +88,11 @@ from boundlab.errors import DomainError
 from ._check_judge import judge as _judge
 from ._check_judge import need_columns as _need_columns
 from ._check_judge import trace_diverged as _trace_diverged
-from ._check_lhs import LHS, NOT_MEASURABLE, Quantity, _bound, _quantity
+from ._check_lhs import LHS, NOT_MEASURABLE, PAPER_LHS, Quantity, _bound, _quantity
 from ._check_rhs import ALGORITHM_SYMBOLS, HYPER, rhs_params, symbols
 
-__all__ = ["check", "check_log", "LHS", "NOT_MEASURABLE", "HYPER", "ALGORITHM_SYMBOLS",
-           "rhs_params", "symbols", "Quantity"]
+__all__ = ["check", "check_log", "LHS", "NOT_MEASURABLE", "PAPER_LHS", "HYPER",
+           "ALGORITHM_SYMBOLS", "rhs_params", "symbols", "Quantity"]
 
 
 def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, constants=None,
@@ -109,7 +116,9 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
     constants : dict or toys.Constants, optional
         Constants to use instead of ``toys.constants(problem, batch_size=...)``.
     **hyper
-        ``toys.run`` keywords (``lr``, ``local_steps``, ``participation``, ...).
+        ``toys.run`` keywords (``lr``, ``local_steps``, ``participation``, ...); ``record``
+        defaults to the one the left-hand side needs (``"step"`` for
+        ``avg_grad_norm2_virtual``, else ``toys.run``'s default), a coarser one is refused.
 
     Returns a :class:`verify.schema.ResultFrame`, one row per seed (and per round for
     per-round quantities), in the schema of :mod:`verify.schema`: ``bound_id``, ``lhs``,
@@ -123,12 +132,13 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
     import toys
 
     bound = _bound(bound)
-    _quantity(bound)
+    run_kw = _record_for(_quantity(bound), bound, hyper)
     prob = toys.make(problem) if isinstance(problem, str) else problem
     seed_list = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)
     if not seed_list:
         raise DomainError("seeds", seeds, "a count >= 1 or a non-empty list of seeds")
-    traces = [toys.run(prob, algorithm, rounds=rounds, seed=int(s), **hyper) for s in seed_list]
+    traces = [toys.run(prob, algorithm, rounds=rounds, seed=int(s), **run_kw)
+              for s in seed_list]
     if constants is None:
         consts = toys.constants(prob, batch_size=hyper.get("batch_size")).as_params()
     else:
@@ -141,6 +151,16 @@ def check(bound, problem, algorithm, *, rounds: int, seeds=1, params=None, const
     algo = algorithm if isinstance(algorithm, str) else getattr(algorithm, "name", "algorithm")
     return _judge(bound, logs, setting, consts, params, level, problem=name, algorithm=algo,
                   diverged=[_trace_diverged(tr) for tr in traces])
+
+
+def _record_for(q: Quantity, bound, hyper: dict) -> dict:
+    """``hyper`` with the record mode the quantity ``q`` needs (a coarser one is refused)."""
+    if q.record != "step":
+        return hyper
+    if hyper.get("record", "step") != "step":
+        raise DomainError("record", hyper["record"], f"'step' ({bound.id}'s left-hand side "
+                          f"{q.doc} needs the per-step gradients)")
+    return {**hyper, "record": "step"}
 
 
 def check_log(bound, log, params=None, *, columns=None, level: float = 0.95,

@@ -1,6 +1,7 @@
 """The measurements of the round loop: state metrics at the server model and the per-step
-observer of the virtual / shadow average (drift, gradients, the shadow points, whose losses
-and the round summaries :mod:`toys.engine.settle` completes in batches; see
+observer of the virtual / shadow average (drift, gradients, ||grad F||^2 at the virtual
+average with record="step", the shadow points, whose losses and the round summaries
+:mod:`toys.engine.settle` completes in batches; see
 :mod:`toys.engine.trace` for the meaning of every quantity). Written once for every backend
 (array-API namespace).
 
@@ -22,11 +23,13 @@ from array_api_compat import device
 from .._array import array_namespace, is_numpy, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "losses_at", "state_grads",
-           "state_losses", "state_metrics", "zeta_obs"]
+__all__ = ["N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "grad_norms_at",
+           "losses_at", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
 
-# rows of the per-step buffer (the first seven are the public ``Trace.steps`` arrays)
-SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, DMEAN, DSUM = range(9)
+# rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
+# order of ``toys.engine.trace.STEP_FIELDS``)
+SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM = range(10)
+N_STEP = 8
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
@@ -65,6 +68,18 @@ def state_grads(ctx, S, j, G):
     S[4, j] = xp.sqrt(xp.max(sqnorm_rows(G - gF[None, :])))
 
 
+def grad_norms_at(ctx, P):
+    """||grad F(P[j])||^2 = ||sum_i p_i grad F_i(P[j])||^2 at each of the points ``P`` (m, d),
+    as the state metric ``grad_norm2`` (:func:`state_grads`): one batched ``oracle.grads``
+    call (all clients) per point."""
+    xp = array_namespace(P)
+    out = []
+    for j in range(P.shape[0]):
+        gF = ctx.p @ ctx.oracle.grads(P[j])
+        out.append(xp.sum(gF * gF))
+    return xp.stack(out)
+
+
 def rho_sync(ctx, RB, r, a_v, L, F):
     """rho(r, x_r) with the round's weights and rho(r, x*) (BM), when F_i* is known."""
     if ctx.F_star_i is None:
@@ -84,7 +99,7 @@ measured when it happens (the same values, tau loss evaluations instead of one b
 
 class Observer:
     """The per-step measurements of a round (virtual / shadow average, drift, gradients) into
-    the buffer ``B`` (9, tau).
+    the buffer ``B`` (10, tau).
 
     A client piece calls ``observer(k, W, G, lr)`` after local step k (the protocol of
     :mod:`toys.algorithms.client`); a fused kernel that keeps the stacks of every step may call
@@ -93,12 +108,13 @@ class Observer:
     points (``segments``) are evaluated later, for a batch of rounds at once
     (:mod:`toys.engine.settle`).
     ``first_grads`` is the gradient stack of step 0 (the full gradients at x for a full-batch
-    piece), kept for the state metrics.
+    piece), kept for the state metrics. ``with_grads`` (record="step"): also ||grad F||^2 at
+    each virtual average (:func:`grad_norms_at`, tau gradient evaluations a round).
     """
 
-    def __init__(self, ctx, B, a_v, mask, n_part, with_losses):
+    def __init__(self, ctx, B, a_v, mask, n_part, with_losses, with_grads=False):
         self.ctx, self.B, self.a_v, self.mask = ctx, B, a_v, mask
-        self.n_part, self.with_losses = n_part, with_losses
+        self.n_part, self.with_losses, self.with_grads = n_part, with_losses, with_grads
         self.tau = B.shape[1]
         self.Ws = self.Gs = self.first_grads = None
         self.segments = []  # the shadow points (k0, k1, wbar), evaluated in a batch
@@ -144,6 +160,8 @@ class Observer:
         if ctx.x_star is not None:
             dx = wbar - ctx.x_star[None, :]
             B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
+        if self.with_grads:
+            B[GN, k0:k1] = grad_norms_at(ctx, wbar)
         if self.with_losses:  # the losses there: later, in a batch (toys.engine.settle)
             self.segments.append((k0, k1, wbar))
 

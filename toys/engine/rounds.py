@@ -68,7 +68,7 @@ def init_state(ctx) -> State:
     buf = {"S": ops.full((len(m.STATE), R + 1), _NAN), "RB": ops.full((len(m.ROUND), R), _NAN),
            "ALPHA": ops.full((R, N), _NAN)}
     if ctx.record == "step":
-        buf["BS"] = ops.full((7, R, tau), _NAN)
+        buf["BS"] = ops.full((m.N_STEP, R, tau), _NAN)
     if callable(getattr(algo.weights, "omega", None)):
         buf["OMEGA"] = ops.full((R, N), _NAN)
     return State(round=0, x=ctx.x0, client=algo.client.init(ctx.x0, N),
@@ -97,8 +97,9 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
     None). ``deferred``: the losses at x join the round's shadow points in the batch."""
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
-        B = ctx.ops.full((9, ctx.local_steps), _NAN)
-        observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"))
+        B = ctx.ops.full((10, ctx.local_steps), _NAN)
+        observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"),
+                              with_grads=ctx.record == "step")
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)

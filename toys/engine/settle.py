@@ -25,7 +25,7 @@ import math
 
 from .._array import array_namespace
 from ..algorithms.weights import rho
-from .measure import DISC, DMAX, DMEAN, DSUM, G2, RHO, RI, SHADOW, losses_at
+from .measure import DISC, DMAX, DMEAN, DSUM, G2, N_STEP, RHO, RI, SHADOW, losses_at
 
 __all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "settle", "summaries"]
 
@@ -115,7 +115,7 @@ def _points(ctx, rounds, buffers, P, A):
 
 
 def summaries(buffers, Bs, rs, tau) -> None:
-    """The per-round summaries of the per-step buffers ``Bs`` (R, 9, tau) of rounds ``rs``
+    """The per-round summaries of the per-step buffers ``Bs`` (R, 10, tau) of rounds ``rs``
     into their columns of ``RB`` (and their step arrays into ``BS`` when recorded)."""
     xp = array_namespace(Bs)
     RB = buffers["RB"]
@@ -137,4 +137,4 @@ def summaries(buffers, Bs, rs, tau) -> None:
     RB[RI["g2_max"], rs] = xp.max(Bs[:, G2], axis=1)
     if "BS" in buffers:
         for i, r in enumerate(rs):
-            buffers["BS"][:, r, :] = Bs[i, :7]
+            buffers["BS"][:, r, :] = Bs[i, :N_STEP]

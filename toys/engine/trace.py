@@ -20,7 +20,11 @@ Indexing. Round r = 0..R-1 moves the server model from x_r to x_{r+1}.
   ``omega`` (seed-002 weights, None for other algorithms);
 * ``steps`` (record="step"): dict of (R, tau) arrays, column k-1 = after local step k:
   ``shadow_gap``, ``rho``, ``dist2`` (virtual / shadow sequence), ``drift_max``, ``disc``,
-  ``g2_max`` and ``lr`` (the step size used by step k, i.e. eta_t at t = r*tau + k - 1).
+  ``g2_max``, ``lr`` (the step size used by step k, i.e. eta_t at t = r*tau + k - 1) and
+  ``grad_norm2`` ||grad F(xbar^(r,k))||^2 = ||sum_i p_i grad F_i(xbar^(r,k))||^2 at the virtual
+  average (BC's wbar_{r,k} with full participation and alpha = p; with ``grad_norm2`` at x_r,
+  k = 0, the average over k = 0..tau-1 and the rounds is what BC's E||grad f(w_hat_T)||^2
+  bounds).
 
 The virtual/shadow average uses the round's alpha normalised over the participants (the BM
 virtual sequence; DKR's uniform shadow sequence when alpha = 1/M). Quantities that were not
@@ -54,7 +58,7 @@ __all__ = ["Trace"]
 STATE_FIELDS = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND_FIELDS = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
                 "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
-STEP_FIELDS = ("shadow_gap", "rho", "dist2", "drift_max", "disc", "g2_max", "lr")
+STEP_FIELDS = ("shadow_gap", "rho", "dist2", "drift_max", "disc", "g2_max", "lr", "grad_norm2")
 
 
 @dataclass
@@ -134,6 +138,26 @@ class Trace:
         return float(np.mean(self.shadow_gap))
 
     @property
+    def grad_norm2_virtual(self) -> np.ndarray:
+        """Per round r (record="step"): (1/tau) sum_{k=0}^{tau-1} ||grad F(xbar^(r,k))||^2 over
+        the virtual averages, xbar^(r,0) = x_r (``grad_norm2[r]``), the others from
+        ``steps["grad_norm2"]``; a round without participants leaves them at x_r. Its mean
+        over the rounds is what BC's non-convex theorems bound (E||grad f(w_hat_T)||^2).
+
+        >>> import toys
+        >>> tr = toys.run(toys.quadratic(3, 2, seed=0), "fedavg", rounds=2, seed=0, lr=0.05,
+        ...               local_steps=1, record="step")
+        >>> bool((tr.grad_norm2_virtual == tr.grad_norm2[:-1]).all())  # tau = 1: x_r only
+        True
+        """
+        if self.steps is None or "grad_norm2" not in self.steps:
+            raise DomainError("record", self.record, "'step' (the gradients at the virtual "
+                                                     "averages were not recorded)")
+        g, tau = self.state["grad_norm2"][:-1], self.local_steps
+        inner = np.sum(self.steps["grad_norm2"][:, :tau - 1], axis=1)
+        return np.where(self.per_round["n_participants"] == 0, g, (g + inner) / tau)
+
+    @property
     def rho_bar(self) -> float:
         """min over all iterations of rho(t, w_t) (corrected BM rho_bar, BM-13).
 
@@ -209,7 +233,7 @@ class Trace:
         iteration index of the step), and the ``steps`` arrays.
 
         >>> Trace.empty(2, 1, 3, "step").steps_frame().shape
-        (6, 10)
+        (6, 11)
         """
         import pandas as pd
 

@@ -6,10 +6,12 @@ x_r (``loss``, ``gap``, ``dist2``, ``grad_norm2``, ``grad_dissim``) and the even
 (``shadow_gap``, ``drift_max``, ``drift_sum``, ``disc_max``, ``rho_min``, ``rho_star``, ``lr``,
 ...; NaN on the last row), as :meth:`Trace.to_frame`; plus ``seed`` and, when the clients'
 weights ``p`` are given, ``kappa_min`` / ``kappa_max`` (min / max over the round's participants
-of alpha_i / p_i, BM's pi and Pi). Logs of other simulators (Flower, pfl, a training script)
-need only ``round`` and the columns the checked bound uses (``verify.check_log`` documents
-them). Formats: CSV, Parquet (``.parquet`` / ``.pq``, needs pyarrow) and JSON (``.json``, a list
-of row objects; NaN written as null). Files are written atomically (temp file, then rename).
+of alpha_i / p_i, BM's pi and Pi); with record="step", ``grad_norm2_virtual``
+(:attr:`Trace.grad_norm2_virtual`: round r's mean of ||grad F||^2 over its virtual averages).
+Logs of other simulators (Flower, pfl, a training script) need only ``round`` and the columns
+the checked bound uses (``verify.check_log`` documents them). Formats: CSV, Parquet
+(``.parquet`` / ``.pq``, needs pyarrow) and JSON (``.json``, a list of row objects; NaN written
+as null). Files are written atomically (temp file, then rename).
 
 Example
 -------
@@ -60,6 +62,8 @@ def to_log(trace, p=None):
             kmin, kmax = np.nanmin(ratio, axis=1), np.nanmax(ratio, axis=1)
         frame["kappa_min"] = np.append(kmin, np.nan)
         frame["kappa_max"] = np.append(kmax, np.nan)
+    if trace.steps is not None and "grad_norm2" in trace.steps:
+        frame["grad_norm2_virtual"] = np.append(trace.grad_norm2_virtual, np.nan)
     return frame
 
 

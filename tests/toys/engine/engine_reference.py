@@ -258,7 +258,8 @@ def reference_run(prob, algo, rounds, seed, masks=None, process=None, x0=None, *
     out["alpha"] = np.zeros((rounds, N))
     out["omega"] = np.zeros((rounds, N))
     steps = {k: np.full((rounds, tau), np.nan) for k in ("shadow_gap", "rho", "dist2",
-                                                        "drift_max", "disc", "g2_max")}
+                                                        "drift_max", "disc", "g2_max",
+                                                        "grad_norm2")}
     out["steps"] = steps
     # FedAU weights for every round from the whole participation history (omega_t uses chi_<t)
     if algo == "fedau":
@@ -352,6 +353,8 @@ def reference_run(prob, algo, rounds, seed, masks=None, process=None, x0=None, *
                 steps["shadow_gap"][r, k] = sum(p[i] * Lb[i] for i in range(N)) - Fs
                 steps["rho"][r, k] = rho(av, Lb)
                 steps["dist2"][r, k] = np.sum((wbar - xs) ** 2)
+                gbar = cl.gradF(wbar)
+                steps["grad_norm2"][r, k] = gbar @ gbar
                 dev = {i: np.sum((traj[i][k] - wbar) ** 2) for i in parts}
                 steps["drift_max"][r, k] = max(dev.values())
                 steps["disc"][r, k] = sum(av[i] * dev[i] for i in parts)

@@ -37,3 +37,28 @@ def test_the_torch_path_on_cuda_agrees_with_numpy():
     gpu = cn.contraction_nonconvex_mlp(Context(quick=True, backend="torch", device="cuda"))
     assert [r.verdict for r in gpu] == [r.verdict for r in cpu]
     np.testing.assert_allclose([r.measured for r in gpu], [r.measured for r in cpu], rtol=1e-8)
+
+
+def test_the_measured_value_averages_the_virtual_iterates():
+    """(1/(T E)) sum_t sum_{k<E} ||grad f(wbar_{t,k})||^2, from a per-client loop of FedAvg's
+    full-batch local steps (wbar_{t,0} = x_t), not the server models' mean."""
+    prob, T, lr = cn.mlp_problem(), 2, 0.05
+    tr, _ = cn._run(prob, "fedavg", rounds=T, lr=lr, record="step")
+    p = np.asarray(prob.p, dtype=float)
+
+    def sq_grad_f(w):
+        g = p @ prob.grads(w)
+        return float(g @ g)
+
+    x, total = np.asarray(prob.x0, dtype=float), 0.0
+    for _ in range(T):
+        W = [x.copy() for _ in p]
+        for k in range(cn.E):
+            total += sq_grad_f(x if k == 0 else sum(p[i] * W[i] for i in range(len(p))))
+            W = [W[i] - lr * prob.grads(W[i])[i] for i in range(len(p))]
+        x = sum(p[i] * W[i] for i in range(len(p)))
+    ref = total / (T * cn.E)
+    r = cn._judge_run("contraction.fedprox_nc", "fedavg", "fedavg", {}, prob, tr, (1.0, 1.0),
+                      lr, T)
+    assert r.measured == pytest.approx(ref, rel=1e-12, abs=0)
+    assert r.measured != pytest.approx(float(np.mean(tr.grad_norm2[:-1])), rel=1e-6)
