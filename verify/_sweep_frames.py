@@ -26,10 +26,10 @@ _EXPANSION = 64
 #: columns that are numbers in every point boundlab writes (``run_<name>`` too, where a grid
 #: name is also a measured column)
 NUMERIC = frozenset(
-    "loss gap dist2 grad_norm2 grad_dissim rho_sync rho_star rho_min shadow_gap drift_max "
-    "drift_mean drift_sum disc_max g2_max lr n_participants zeta_obs kappa_min kappa_max "
-    "measured bound_value ratio measured_mean measured_lo measured_hi worst_ratio n_seeds "
-    "effective_samples".split())
+    "loss gap dist2 grad_norm2 grad_norm2_virtual grad_dissim rho_sync rho_star rho_min "
+    "shadow_gap drift_max drift_mean drift_sum disc_max g2_max lr n_participants zeta_obs "
+    "kappa_min kappa_max measured bound_value ratio measured_mean measured_lo measured_hi "
+    "worst_ratio n_seeds effective_samples".split())
 _ADVICE = "delete it (or the whole folder) to run the point again"
 
 

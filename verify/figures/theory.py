@@ -50,6 +50,7 @@ LABELS = {
     "local_steps": "local steps \u03c4", "gap": "optimality gap F(x_t) \u2212 F*",
     "loss": "loss F(x_t)", "dist2": "squared distance \u2016x_t \u2212 x*\u2016\u00b2",
     "grad_norm2": "squared gradient norm \u2016\u2207F(x_t)\u2016\u00b2",
+    "grad_norm2_virtual": "squared gradient norm at the virtual averages (mean over k)",
     "shadow_gap": "shadow-sequence gap", "drift_max": "client drift (max)",
     "n_clients": "clients N", "heterogeneity": "heterogeneity",
     "batch_size": "batch size b", "prox": "proximal weight \u03b1",
@@ -208,6 +209,12 @@ def _running(frame, x, measured, facet):
     lhs = frame["lhs"].dropna() if "lhs" in frame.columns else frame.iloc[:0, :0]
     per_round = _RUNNING.get(lhs.iloc[0]) if len(lhs) else None
     judged = frame.dropna(subset=["measured"])
+    if per_round == "grad_norm2" and len(judged):  # BC's theorems: the virtual averages
+        import boundlab
+
+        from .._check_lhs import _quantity
+
+        per_round = _quantity(boundlab.get(judged[_id_column(frame)].iloc[0])).columns[0]
     if per_round not in frame.columns or judged[x].nunique() > 1:
         if len(judged) and judged.groupby(facet or "seed")[x].nunique().max() == 1:
             warnings.warn("theory_vs_measured: one point per panel against rounds", stacklevel=3)
