@@ -14,6 +14,12 @@ weight ratios kappa = alpha / p per round), in the same indexing, so that :func:
 judges a population and a replayed ``toys.run`` trace with one code path. The tests check the
 batched values against ``toys.run`` instance by instance.
 
+What a bound's ``lhs`` measures follows :data:`verify._check_lhs.PAPER_LHS`, the rule of
+:func:`verify.check` (:func:`measured_lhs`): BC's non-convex theorems (``avg_grad_norm2`` of
+FedProx or beta) bound (1/(T E)) sum_{t<T} sum_{k<E} ||grad F(wbar_{t,k})||^2 over the virtual
+averages wbar_{t,k} (wbar_{t,0} = x_t), ``avg_grad_norm2_virtual``; the engine records it
+(``virtual=True``, ``Trace.grad_norm2_virtual`` per round) only for them.
+
 Example
 -------
 >>> import numpy as np
@@ -30,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["run_batched", "quantities_of_trace", "measure", "LHS", "PER_ROUND", "STATE_KEYS",
-           "ROUND_KEYS", "KAPPA_KEYS"]
+           "ROUND_KEYS", "KAPPA_KEYS", "VIRTUAL", "measured_lhs"]
 
 #: left-hand sides (``bound.lhs``) falsify measures: doc, per round?
 LHS = {
@@ -39,7 +45,7 @@ LHS = {
     "dist_next": "||x_{t+1} - x*||^2, t < T, with dist_t = ||x_t - x*||^2 and gamma_prev the "
                  "step of round t - 1 (0 at t = 0)",
     "avg_shadow_gap": "(1/T) sum_{t<T} (1/tau) sum_{k=1..tau} F(xbar^(t,k)) - F*",
-    "avg_grad_norm2": "(1/T) sum_{t<T} ||grad F(x_t)||^2",
+    "avg_grad_norm2": "(1/T) sum_{t<T} ||grad F(x_t)||^2 (BC's FedProx and beta: VIRTUAL)",
     "grad_norm_sq": "||grad F(x_t)||^2, t = 0..T, with f_w = F(x_t) and f_star = F*",
     "max_client_drift": "max_{r,i,k} ||x_i^(r,k) - xbar^(r,k)||^2, k = 1..tau",
     "client_discrepancy": "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T",
@@ -56,9 +62,27 @@ STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
 ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")
 #: min / max over the clients of kappa_i = alpha_i / p_i per round (BM's pi_t, Pi_t)
 KAPPA_KEYS = ("kappa_min", "kappa_max")
+#: (1/T) sum_{t<T} (1/tau) sum_{k=0}^{tau-1} ||grad F(xbar^(t,k))||^2 over the virtual averages
+#: (xbar^(t,0) = x_t): what BC's non-convex theorems bound (:func:`measured_lhs`); its per-round
+#: array (P, rounds), ``toys.Trace.grad_norm2_virtual``, is recorded with ``virtual=True``
+VIRTUAL = "avg_grad_norm2_virtual"
 
 
-def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=None) -> dict:
+def measured_lhs(lhs: str, algorithm: str) -> str:
+    """The quantity :func:`measure` computes for a bound with left-hand side ``lhs`` run as
+    ``algorithm`` (its plan's, i.e. its registered one): ``lhs`` itself, or the one
+    :data:`verify._check_lhs.PAPER_LHS` maps it to, as :func:`verify.check` does.
+
+    >>> measured_lhs("avg_grad_norm2", "beta"), measured_lhs("avg_grad_norm2", "fedau")
+    ('avg_grad_norm2_virtual', 'avg_grad_norm2')
+    """
+    from .._check_lhs import PAPER_LHS
+
+    return PAPER_LHS.get((lhs, algorithm), lhs)
+
+
+def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=None,
+                virtual: bool = False) -> dict:
     """Run the population ``stacked`` from ``x0`` (P, d) with step sizes ``eta``.
 
     ``eta``: (P,) a constant step per instance, or (P, rounds * tau) the step of every SGD
@@ -69,8 +93,10 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
     leaves the model where it is (its round arrays NaN), as in ``toys.run``. Returns
     per-instance arrays: the state ones :data:`STATE_KEYS` (P, rounds + 1) and the round ones
     :data:`ROUND_KEYS` and :data:`KAPPA_KEYS` (P, rounds), as ``toys.Trace`` defines them (the
-    virtual average's weights are the round's aggregation weights). Non-finite values mark a
-    diverged instance.
+    virtual average's weights are the round's aggregation weights). ``virtual``: also
+    ``grad_norm2_virtual`` (P, rounds), (1/tau) sum_{k<tau} ||grad F(xbar^(r,k))||^2 at the
+    virtual averages (one more gradient evaluation per local step but the last). Non-finite
+    values mark a diverged instance.
     """
     from .algorithms import LocalRule
 
@@ -86,6 +112,8 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
     F_star_i = getattr(stacked, "F_star_i", None) if rule.needs_losses else None
     out = {k: np.full((P, rounds + 1), np.nan) for k in STATE_KEYS}
     out.update({k: np.full((P, rounds), np.nan) for k in (*ROUND_KEYS, *KAPPA_KEYS)})
+    if virtual:
+        out["grad_norm2_virtual"] = np.full((P, rounds), np.nan)
     U = rule.init(x)
     with np.errstate(all="ignore"):
         for r in range(rounds + 1):
@@ -114,7 +142,8 @@ def _round(stacked, rule, out, r, state, eta, tau):
     rule's state."""
     x, X, G, U, a, m = state
     p, P = stacked.p, x.shape[0]
-    W, shadow, g2 = X, 0.0, np.zeros(P)
+    W, shadow, g2, inner = X, 0.0, np.zeros(P), 0.0
+    virtual = "grad_norm2_virtual" in out
     dmax, dsum, disc = np.zeros(P), np.zeros(P), np.zeros(P)
     sub = "n,pnd->pd" if a.ndim == 1 else "pn,pnd->pd"  # shared or per-instance weights
     for k in range(tau):
@@ -132,10 +161,15 @@ def _round(stacked, rule, out, r, state, eta, tau):
         disc = np.maximum(disc, dev @ a if a.ndim == 1 else np.sum(dev * a, axis=1))
         if k < tau - 1:
             dsum = dsum + np.sum(dev_p, axis=1)
+            if virtual:  # ||grad F(xbar^(r,k+1))||^2 (k + 1 = tau: x_{r+1}, the next state)
+                inner = inner + np.sum(np.einsum("n,pnd->pd", p, stacked.grads(xb)) ** 2, axis=1)
     some = True if m is None else np.any(m, axis=1)  # toys.run measures nothing in a round
     for key, v in (("shadow_gap", shadow / tau), ("g2_max", g2), ("drift_max", dmax),
                    ("drift_sum", dsum), ("disc_max", disc)):  # without participants
         out[key][:, r] = np.where(some, v, np.nan)
+    if virtual:  # a round without participants stays at x_r, as toys.run's
+        g = out["grad_norm2"][:, r]
+        out["grad_norm2_virtual"][:, r] = np.where(some, (g + inner) / tau, g)
     return xbar, rule.end_round(U, W, x)
 
 
@@ -146,9 +180,12 @@ def _on(m, v, off):
 
 def quantities_of_trace(tr, p=None) -> dict:
     """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...));
-    with the problem's weights ``p`` also :data:`KAPPA_KEYS` (from the trace's alpha)."""
+    with the problem's weights ``p`` also :data:`KAPPA_KEYS` (from the trace's alpha); from a
+    ``record="step"`` run also ``grad_norm2_virtual``."""
     q = {k: np.asarray(getattr(tr, k), dtype=float)[None, :]
          for k in (*STATE_KEYS, *ROUND_KEYS)}
+    if tr.steps is not None and "grad_norm2" in tr.steps:
+        q["grad_norm2_virtual"] = np.asarray(tr.grad_norm2_virtual, dtype=float)[None, :]
     if p is not None:
         kappa = np.asarray(tr.alpha, dtype=float) / np.asarray(p, dtype=float)
         q["kappa_min"], q["kappa_max"] = np.min(kappa, axis=1)[None], np.max(kappa, axis=1)[None]
@@ -168,6 +205,8 @@ def measure(lhs: str, q: dict):
         return np.mean(q["shadow_gap"], axis=1, keepdims=True), {}
     if lhs == "avg_grad_norm2":
         return np.mean(q["grad_norm2"][:, :-1], axis=1, keepdims=True), {}
+    if lhs == VIRTUAL:
+        return np.mean(q["grad_norm2_virtual"], axis=1, keepdims=True), {}
     if lhs == "grad_norm_sq":
         return q["grad_norm2"], {"f_w": q["loss"], "f_star": q["loss"] - q["gap"]}
     if lhs == "max_client_drift":

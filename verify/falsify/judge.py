@@ -33,13 +33,15 @@ def ratios(lhs, rhs, scale=1.0):
     return np.where(np.isfinite(lhs) & np.isfinite(rhs), r, -np.inf)
 
 
-def judge(bound, q: dict, scalars: dict, per_instance: dict):
+def judge(bound, q: dict, scalars: dict, per_instance: dict, lhs: str | None = None):
     """``(ratio (P,), lhs (P,), rhs (P,), k (P,))``: the worst round ``k`` of each instance.
 
     ``q`` the run quantities (:func:`verify.falsify.engine.run_batched`), ``scalars`` the
-    parameters shared by the population, ``per_instance`` those of each instance ({name: (P,)}).
+    parameters shared by the population, ``per_instance`` those of each instance ({name: (P,)});
+    ``lhs`` the quantity measured (default ``bound.lhs``;
+    :func:`verify.falsify.engine.measured_lhs`).
     """
-    values, rounds = measure(bound.lhs, q)
+    values, rounds = measure(bound.lhs if lhs is None else lhs, q)
     P, K = values.shape
     names = set(bound.params) | set(bound.extra_params)
     full = {**scalars, **{k: np.asarray(v, dtype=float)[:, None] for k, v in

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import quantities_of_trace, run_batched
+from .engine import VIRTUAL, measured_lhs, quantities_of_trace, run_batched
 from .judge import judge
 
 __all__ = ["Candidate", "search", "run_group", "MIN_GROUP", "EXECUTORS"]
@@ -161,10 +161,11 @@ def _evaluate(plan, fam, Z, T, tau, eta):
         stacked = None  # e.g. one optimum not solved: judge instance by instance (-inf there)
     if stacked is None:
         return _evaluate_each(plan, fam, Z, T, tau, eta)
+    name = measured_lhs(plan.lhs, plan.algorithm)  # BC's: the virtual averages
     q = run_batched(stacked, stacked.x0, plan.steps(eta, T, tau), rounds=T, tau=tau,
-                    rule=plan.rule(), masks=plan.masks(Z, T))
+                    rule=plan.rule(), masks=plan.masks(Z, T), virtual=name == VIRTUAL)
     per = _per_instance(plan, q, eta, gamma)
-    r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per)
+    r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per, lhs=name)
     return r, lhs, rhs
 
 
@@ -196,7 +197,9 @@ def _per_instance(plan, q, eta, gamma=None):
 def run_instance(plan, prob, x0, T, tau, eta, z=None):
     """One instance through the real engine: ``(ratio, lhs, rhs)`` measured on ``toys.run``
     with the plan's algorithm and hyper-parameters, its step schedule and the participation
-    masks of the search point ``z`` (needed when the plan has a participation pattern)."""
+    masks of the search point ``z`` (needed when the plan has a participation pattern); the
+    left-hand side measured as the search does (:func:`~verify.falsify.engine.measured_lhs`:
+    BC's virtual averages from a ``record="step"`` run)."""
     import toys
 
     if plan.algorithm == "fedau":
@@ -206,12 +209,14 @@ def run_instance(plan, prob, x0, T, tau, eta, z=None):
     algo, hyper = plan.toys_call()
     lr = plan.steps(np.array([float(eta)]), T, tau)[0]
     part = plan.masks(np.asarray(z, dtype=float)[None], T)[0] if plan.participation else "full"
+    name = measured_lhs(plan.lhs, plan.algorithm)
+    rec = {"record": "step"} if name == VIRTUAL else {}
     tr = toys.run(prob, algo, rounds=T, seed=0, lr=lr, local_steps=int(tau), x0=x0,
-                  participation=part, **hyper)
+                  participation=part, **hyper, **rec)
     q = quantities_of_trace(tr, prob.p)
     gamma = _gamma(plan, prob)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau),
-                           _per_instance(plan, q, np.array([eta]), gamma))
+                           _per_instance(plan, q, np.array([eta]), gamma), lhs=name)
     return float(r[0]), float(lhs[0]), float(rhs[0])
 
 
