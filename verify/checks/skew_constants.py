@@ -11,8 +11,9 @@ max <= sum this gives
     V = (L/2) (gamma D0^2 + beta^2 C/(beta mu B - 1)),
     E-term = (L/2) max(0, D beta/(beta mu B - 1))
 
-(the clip: the induction's base case needs psi_t >= gamma Delta_0, so a negative D cannot
-lower the bound; BM-5). Here B, C and D are read off ``skew.recursion``'s expression at the
+(the clip: with u = t + gamma, a = gamma Delta_0, b = beta^2 C/(beta mu B - 1) >= 0 and
+c = D beta/(beta mu B - 1), max{a, b + c u} <= a + b + max(0, c) u; a negative D cannot lower
+the bound, BM-5). Here B, C and D are read off ``skew.recursion``'s expression at the
 point (it is affine in Delta and quadratic in eta; the structure is checked at a fourth point),
 and gamma = max(4L/mu, B, E - 1): eta_0 <= 1/(4L), 1 - eta_t mu B >= 0 (BM-5) and Lemma 2's
 eta_{t0} <= 2 eta_t (BM-8). Judged:
