@@ -18,8 +18,8 @@ independent Bernoulli(p) participation paths, one vectorized run whose clients a
 
 All clients share one p, so a per-client bound applies to every path as it is (no averaging of
 bounds over clients). ``weight_error.lemma_b71`` takes a real cutoff K = log_c T; Algorithm 2's
-cutoff is an integer, so it is reported not-applicable with that reason (its integer form is
-``weight_error.lemma_b71_ceil``).
+cutoff is an integer, so it is judged where the two agree: p = 1 - 2^(-1/2) (c = 2) and
+T = 2^K (its integer form at other p is ``weight_error.lemma_b71_ceil``).
 
 Example
 -------
@@ -143,13 +143,24 @@ def weight_error_average_paths(ctx) -> list[CheckResult]:
                              note=f"{M} paths; samples: (1/T) sum_t (p omega_t - 1)^2 per path"
                                   + ("; K = ceil(log_c T), c = 1/(1-p)^2 (the lemma's "
                                      "cutoff as an integer)" if "b71" in bid else "")))
-    b71 = boundlab.get("weight_error.lemma_b71")
-    out.append(CheckResult(
-        check="weight_error_average_paths", case="real K = log_c T", bound_id=b71.id,
-        paper=b71.source, problem=_PROBLEM, verdict="not-applicable",
-        reason="the lemma sets a real cutoff K = log_c T; Algorithm 2's cutoff is an integer "
-               "(its integer form weight_error.lemma_b71_ceil is judged instead)"))
+    out.append(_lemma_b71_real(ctx, M))
     return out
+
+
+def _lemma_b71_real(ctx, M) -> CheckResult:
+    """Lemma B.7.1 sets a real cutoff K = log_c T, c = (1-p)^(-2); Algorithm 2's is an integer.
+    At p = 1 - 2^(-1/2) (c = 2) and T = 2^K the real cutoff is the integer K itself (to the
+    double rounding of p, ~1e-16 relative): there the lemma is judged as stated."""
+    K = ctx.pick(11, 8)
+    T, p = 2**K, 1.0 - 2.0**-0.5
+    W = ((p * omega_paths(p, K, T, M, seed=299) - 1.0) ** 2).mean(axis=0)
+    return judge(boundlab.get("weight_error.lemma_b71"), W, {"p": p, "K": K, "T": T},
+                 check="weight_error_average_paths", case=f"p=1-2^(-1/2), K={K}, T=2^{K}",
+                 problem=_PROBLEM, seeds=[299], setting=_setting(p, K, T, M),
+                 note=f"{M} paths; samples: (1/T) sum_t (p omega_t - 1)^2 per path; c = "
+                      f"(1-p)^(-2) = 2, so the lemma's real cutoff log_c T = {K} is an integer "
+                      "(log_c T computed: "
+                      f"{-math.log(T) / (2 * math.log(1 - p)):.15g})")
 
 
 def interval_samples(S: np.ndarray, p: float) -> dict:

@@ -5,6 +5,7 @@ VIOLATED on the same measurements)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -71,8 +72,11 @@ def test_the_checks_judge_their_ids_and_none_is_violated():
     # the spec (seeds-002-003, F5/F6) finds every one of them holding on simulations
     assert not [r for r in rs if r.verdict in ("VIOLATED", "error")]
     assert {r.verdict for r in rs if r.bound_id == "weight_error.theorem3"} == {"order-only"}
-    na = [r for r in rs if r.bound_id == "weight_error.lemma_b71"]
-    assert na and na[0].verdict == "not-applicable" and "integer" in na[0].reason
+    # the real-cutoff lemma, where its cutoff is an integer: p = 1 - 2^(-1/2) gives c = 2,
+    # so log_c T = 8 at T = 256 (by hand)
+    [b71] = [r for r in rs if r.bound_id == "weight_error.lemma_b71"]
+    assert b71.verdict == "holds" and b71.setting["K"] == 8 and b71.setting["T"] == 256
+    assert math.log(256) / (-2 * math.log(1 - b71.setting["p"])) == pytest.approx(8, rel=1e-14)
 
 
 def _mutant(bid, expr):
