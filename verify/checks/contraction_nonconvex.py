@@ -1,16 +1,17 @@
 """Seed 003's non-convex theorems on a one-hidden-layer MLP (the paper's model family).
 
 ``contraction.fedprox_nc`` (Theorem 2, FedProx / FedAvg at alpha = 0; also as printed,
-``contraction.fedprox_nc.printed``, on the same runs) and
-``contraction.beta_nc`` (Theorem 4, the beta algorithm) bound E||grad f(w_hat_T)||^2, w_hat_T
-drawn uniformly from the virtual averages wbar_{t,k} = sum_i p_i w^i_{t,k} after k = 0..E-1
-local steps of the rounds t < T (wbar_{t,0} = the server model), of a run with the theorems'
-step sizes gamma = 1/(2(L + alpha) sqrt(T E)) and 1/(2 L sqrt(T E)). What is measured is
-that average, (1/(T E)) sum_{t<T} sum_{k<E} ||grad f(wbar_{t,k})||^2, from a record="step"
-run (:attr:`toys.Trace.grad_norm2_virtual`; the server models alone would be k = 0 only).
-Here they are judged on a ReLU MLP (hidden width :data:`HIDDEN`, softmax cross-entropy + l2, as
-seed 003) on scikit-learn's digits split over 8 clients, through ``toys.run`` with the
-context's backend: ``boundlab verify --backend torch --device cuda`` runs them on the GPU.
+``contraction.fedprox_nc.printed``, on the same runs) and ``contraction.beta_nc`` (Theorem 4,
+the beta algorithm; also Corollary 1, ``contraction.corollary1``, Theorem 4 at E = E_opt: see
+:func:`_judge_corollary1`) bound E||grad f(w_hat_T)||^2, w_hat_T drawn uniformly from the
+virtual averages wbar_{t,k} = sum_i p_i w^i_{t,k} after k = 0..E-1 local steps of the rounds t
+< T (wbar_{t,0} = the server model), of a run with the theorems' step sizes gamma = 1/(2(L +
+alpha) sqrt(T E)) and 1/(2 L sqrt(T E)). What is measured is that average, (1/(T E)) sum_{t<T}
+sum_{k<E} ||grad f(wbar_{t,k})||^2, from a record="step" run
+(:attr:`toys.Trace.grad_norm2_virtual`; the server models alone would be k = 0 only). Here they
+are judged on a ReLU MLP (hidden width :data:`HIDDEN`, softmax cross-entropy + l2, as seed 003)
+on scikit-learn's digits split over 8 clients, through ``toys.run`` with the context's backend:
+``boundlab verify --backend torch --device cuda`` runs them on the GPU.
 
 An MLP has no known smoothness constant or optimum, so the constants are stated estimates:
 
@@ -29,8 +30,10 @@ Example
 -------
 >>> from verify.suite import Context
 >>> rs = contraction_nonconvex_mlp(Context(quick=True))
->>> sorted({r.bound_id for r in rs}), {r.verdict for r in rs} <= {"holds", "not-applicable"}
-(['contraction.beta_nc', 'contraction.fedprox_nc', 'contraction.fedprox_nc.printed'], True)
+>>> [b.split(".", 1)[1] for b in sorted({r.bound_id for r in rs})]
+['beta_nc', 'corollary1', 'fedprox_nc', 'fedprox_nc.printed']
+>>> {r.verdict for r in rs} <= {"holds", "not-applicable"}
+True
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def _gamma(algo, hyper, L, T):
 
 
 @register("contraction", "contraction.fedprox_nc", "contraction.fedprox_nc.printed",
-          "contraction.beta_nc")
+          "contraction.beta_nc", "contraction.corollary1")
 def contraction_nonconvex_mlp(ctx):
     """Theorems 2 and 4 on a ReLU MLP: average squared gradient norm vs the bound."""
     T = ctx.pick(100, 30)
@@ -111,7 +114,28 @@ def contraction_nonconvex_mlp(ctx):
         L_traj = _L_estimate(prob, models, pts)
         ids = (bid, bid + ".printed") if bid == "contraction.fedprox_nc" else (bid,)
         out += [_judge_run(b, label, algo, hyper, prob, tr, (L, L_traj), gamma, T) for b in ids]
+        if algo == "beta":
+            out.append(_judge_corollary1(out[-1], tr))
     return out
+
+
+def _judge_corollary1(theorem4, tr):
+    """Corollary 1 (Theorem 4 at E = E_opt) on the beta run. Its precondition pins E = E_opt,
+    and E_opt falls as G grows (E_opt ~ G^(-4/3)); any G' >= the run's G is a valid second-
+    moment bound, so when E_opt(G) >= E the corollary is judged with G' = G (E_opt(G)/E)^(3/4),
+    at which E_opt(G') = E; else no valid G makes the run's E optimal (not-applicable)."""
+    prm = {k: theorem4.setting[k] for k in ("T", "E", "L", "Delta", "S", "sigma", "G", "beta")}
+    e_opt = float(boundlab.get("contraction.corollary1_e_opt").evaluate(
+        **{k: v for k, v in prm.items() if k != "E"}))
+    G = prm["G"]
+    raised = {**prm, "G": G * (e_opt / prm["E"]) ** 0.75} if e_opt >= prm["E"] else prm
+    note = (f"G raised from the run's {G:.4g} to {raised['G']:.4g} (a valid, larger bound), at "
+            f"which E_opt = E = {prm['E']:g}; E_opt at the run's G is {e_opt:.4g}; the rest as "
+            "contraction.beta_nc's row")
+    return judge(boundlab.get("contraction.corollary1"), [theorem4.measured], raised,
+                 check="contraction_nonconvex_mlp", case=theorem4.case, problem=theorem4.problem,
+                 seeds=[0], deterministic=True, setting=dict(theorem4.setting), note=note,
+                 extra_violations=list(theorem4.preconditions_violated))
 
 
 def _judge_run(bid, label, algo, hyper, prob, tr, Ls, gamma, T):

@@ -62,3 +62,22 @@ def test_the_measured_value_averages_the_virtual_iterates():
                       lr, T)
     assert r.measured == pytest.approx(ref, rel=1e-12, abs=0)
     assert r.measured != pytest.approx(float(np.mean(tr.grad_norm2[:-1])), rel=1e-6)
+
+
+def test_corollary1_is_theorem_4_at_its_optimal_e():
+    import boundlab
+    from verify.checks.contraction_nonconvex import contraction_nonconvex_mlp
+    from verify.suite import Context
+
+    rows = {r.bound_id: r for r in contraction_nonconvex_mlp(Context(quick=True))}
+    thm4, cor1 = rows["contraction.beta_nc"], rows["contraction.corollary1"]
+    assert cor1.verdict == "holds" and cor1.measured == thm4.measured
+    G = cor1.setting["G"]
+    assert G >= thm4.setting["G"]  # a larger second-moment bound is still a valid one
+    prm = {k: cor1.setting[k] for k in ("T", "L", "Delta", "S", "sigma", "beta")}
+    # E_opt at the raised G is the run's E, and there Corollary 1 is Theorem 4 (two entries
+    # typed apart: 3 2^(-2/3) A^(2/3) B^(1/3) T^(-2/3) and the sum of Theorem 4's terms)
+    e_opt = boundlab.get("contraction.corollary1_e_opt").evaluate(G=G, **prm)
+    assert e_opt == pytest.approx(cor1.setting["E"], rel=1e-9)
+    assert cor1.bound == pytest.approx(float(boundlab.get("contraction.beta_nc").evaluate(
+        G=G, E=cor1.setting["E"], **prm)), rel=1e-9)
