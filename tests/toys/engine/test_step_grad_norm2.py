@@ -94,24 +94,14 @@ def test_stashed_and_streamed_steps_have_the_same_bits(monkeypatch):
     np.testing.assert_array_equal(stashed.steps["grad_norm2"], streamed.steps["grad_norm2"])
 
 
-def test_torch_cpu_agrees_with_numpy():
-    pytest.importorskip("torch")
-    prob = _problem()
-    kw = dict(rounds=ROUNDS, seed=0, lr=LR, local_steps=TAU, record="step")
-    a = toys.run(prob, "fedavg", **kw)
-    b = toys.run(prob, "fedavg", backend="torch", device="cpu", dtype="float64", **kw)
-    np.testing.assert_allclose(b.steps["grad_norm2"], a.steps["grad_norm2"], rtol=1e-12,
-                               atol=0)
-
-
-@pytest.mark.gpu
-def test_cuda_agrees_with_numpy():
+@pytest.mark.parametrize("device, rtol", [
+    ("cpu", 1e-12), pytest.param("cuda", 1e-10, marks=pytest.mark.gpu)])
+def test_torch_agrees_with_numpy(device, rtol):
     torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
+    if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("CUDA is not available on this machine")
     prob = _problem()
     kw = dict(rounds=ROUNDS, seed=0, lr=LR, local_steps=TAU, record="step")
     a = toys.run(prob, "fedavg", **kw)
-    b = toys.run(prob, "fedavg", backend="torch", device="cuda", dtype="float64", **kw)
-    np.testing.assert_allclose(b.steps["grad_norm2"], a.steps["grad_norm2"], rtol=1e-10,
-                               atol=0)
+    b = toys.run(prob, "fedavg", backend="torch", device=device, dtype="float64", **kw)
+    np.testing.assert_allclose(b.steps["grad_norm2"], a.steps["grad_norm2"], rtol=rtol, atol=0)
