@@ -103,7 +103,7 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
     rule = LocalRule() if rule is None else rule
     p = stacked.p
     x = np.array(x0, dtype=float)
-    P, N = x.shape[0], p.shape[0]
+    P = x.shape[0]
     eta = np.asarray(eta, dtype=float)
     eta = np.repeat(eta[:, None], rounds * tau, axis=1) if eta.ndim == 1 else eta
     if eta.shape != (P, rounds * tau):
@@ -117,13 +117,7 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
     U = rule.init(x)
     with np.errstate(all="ignore"):
         for r in range(rounds + 1):
-            X = np.broadcast_to(x[:, None, :], (P, N, x.shape[1]))
-            G = stacked.grads(X)
-            Lx = stacked.losses(X)
-            out["loss"][:, r] = np.einsum("n,pn->p", p, Lx)
-            out["gap"][:, r] = out["loss"][:, r] - stacked.F_star
-            out["dist2"][:, r] = np.sum((x - stacked.x_star) ** 2, axis=1)
-            out["grad_norm2"][:, r] = np.sum(np.einsum("n,pnd->pd", p, G) ** 2, axis=1)
+            X, G, Lx = _state(stacked, out, r, x)
             if r == rounds:
                 break
             m = None if masks is None else masks[:, r]
@@ -134,6 +128,19 @@ def run_batched(stacked, x0, eta, *, rounds: int, tau: int, rule=None, masks=Non
             x, U = _round(stacked, rule, out, r, (x, X, G, U, a, m),
                           eta[:, r * tau:(r + 1) * tau], tau)
     return out
+
+
+def _state(stacked, out, r, x):
+    """The state metrics at the server models ``x`` (P, d) into column ``r`` of ``out``;
+    returns every client's copy ``X`` (P, N, d), gradients and losses there."""
+    p = stacked.p
+    X = np.broadcast_to(x[:, None, :], (x.shape[0], p.shape[0], x.shape[1]))
+    G, Lx = stacked.grads(X), stacked.losses(X)
+    out["loss"][:, r] = np.einsum("n,pn->p", p, Lx)
+    out["gap"][:, r] = out["loss"][:, r] - stacked.F_star
+    out["dist2"][:, r] = np.sum((x - stacked.x_star) ** 2, axis=1)
+    out["grad_norm2"][:, r] = np.sum(np.einsum("n,pnd->pd", p, G) ** 2, axis=1)
+    return X, G, Lx
 
 
 def _round(stacked, rule, out, r, state, eta, tau):
