@@ -128,10 +128,12 @@ def torch_backend(cfg) -> str:
     return "torch" if torch.cuda.is_available() else "numpy"
 
 
-# The runs of run_acc and sweep_runs use one BLAS thread: their products are small (tens of
+# The runs of run_acc and sweep_runs use one CPU thread: their products are small (tens of
 # clients, minibatches of tens of rows), so a second OpenBLAS thread only spins (001:fig1 quick
 # on an idle 2-core machine: 28.5 s CPU for 15.1 s wall with two threads, 14.7 s for 14.7 s
-# with one) and, while another process holds a core, stalls every product.
+# with one) and, while another process holds a core, stalls every product. Torch's intra-op
+# pool likewise (002:cnn quick, another process on a core: 63.7 s CPU / 52.5 s wall with two
+# threads, 18.8 / 18.7 with one): toys._array.one_cpu_thread limits both.
 
 
 def run_acc(prob, algo, *, rounds: int, seed: int, backend: str = "numpy", device=None,
@@ -139,12 +141,12 @@ def run_acc(prob, algo, *, rounds: int, seed: int, backend: str = "numpy", devic
     """One run with test accuracy recorded after every round; returns the Trace. The problem's
     model is noted for the running item's record (:func:`note_model`)."""
     import toys
-    from toys._array import one_blas_thread
+    from toys._array import one_cpu_thread
     from toys.engine import TestMetrics
 
     kw = {} if backend == "numpy" else {"device": device}
     note_model(prob)
-    with one_blas_thread():  # see the note above
+    with one_cpu_thread():  # see the note above
         return toys.run(prob, algo, rounds=rounds, seed=seed, record="none", backend=backend,
                         participation=participation,
                         callbacks=[TestMetrics(prob), *extra], **kw, **hyper)
@@ -317,13 +319,13 @@ def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds
     every round; returns ``{metric: array (points, seeds, rounds)}`` (points in the grid's
     Cartesian order). ``label`` names what the grid values and ``fixed`` cannot (an lr
     schedule's constants, the data behind a problem object): it keys the resumable store."""
-    from toys._array import one_blas_thread
+    from toys._array import one_cpu_thread
     from verify.sweep import sweep
 
     seeds = list(seeds)
     cbs = [HeldOut(problem), *callbacks]
     out = _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed)
-    with one_blas_thread():  # as in run_acc (local executor; Dask workers keep theirs)
+    with one_cpu_thread():  # as in run_acc (local executor; Dask workers keep theirs)
         df = sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
                    executor=cfg.executor, record="none", callbacks=cbs, **fixed)
     _build_here(problem, grid)

@@ -62,7 +62,7 @@ def toy_iid():
 
 def paper_run(cfg, tau, algo="fedavg", rounds=None, iid=False, **hyper):
     import toys
-    from toys._array import one_blas_thread
+    from toys._array import one_cpu_thread
     from toys.engine import TestMetrics
     from toys.participation import Anchored
 
@@ -71,7 +71,7 @@ def paper_run(cfg, tau, algo="fedavg", rounds=None, iid=False, **hyper):
     if key not in _CACHE:
         prob = toy_iid() if iid else toy()
         M = prob.n_clients
-        with one_blas_thread():  # as run_acc (verify.reproduce.common): small products
+        with one_cpu_thread():  # as run_acc (verify.reproduce.common): small products
             _CACHE[key] = toys.run(prob, algo, rounds=R, seed=1, lr=ETA, local_steps=tau,
                                    participation=Anchored(M, fixed=(M - 1,), m=1),
                                    record="step" if algo == "fedavg" else "sync",
