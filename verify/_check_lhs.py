@@ -21,7 +21,7 @@ import numpy as np
 import boundlab
 from boundlab.errors import UnknownNameError
 
-__all__ = ["Quantity", "LHS", "NOT_MEASURABLE", "PAPER_LHS"]
+__all__ = ["Quantity", "LHS", "NOT_MEASURABLE", "PAPER_LHS", "measured_name"]
 
 
 @dataclass(frozen=True)
@@ -111,13 +111,24 @@ PAPER_LHS = {("avg_grad_norm2", algo): "avg_grad_norm2_virtual"
              for algo in ("fedprox", "fedprox-bc", "beta")}
 
 
+def measured_name(lhs: str, bound_id: str) -> str:
+    """The quantity measured for left-hand side ``lhs`` of bound ``bound_id``: ``lhs``, or
+    what :data:`PAPER_LHS` maps it to under the bound's registered algorithm (an id that is not
+    registered keeps ``lhs``).
+
+    >>> measured_name("avg_grad_norm2", "contraction.beta_nc")
+    'avg_grad_norm2_virtual'
+    """
+    try:
+        algo = boundlab.registry.meta(bound_id).get("algorithm")
+    except UnknownNameError:  # a Bound object that is not registered
+        algo = None
+    return PAPER_LHS.get((lhs, algo), lhs)
+
+
 def _quantity(bound) -> Quantity:
     if bound.lhs in LHS:
-        try:
-            algo = boundlab.registry.meta(bound.id).get("algorithm")
-        except UnknownNameError:  # a Bound object that is not registered
-            algo = None
-        return LHS[PAPER_LHS.get((bound.lhs, algo), bound.lhs)]
+        return LHS[measured_name(bound.lhs, bound.id)]
     why = NOT_MEASURABLE.get(bound.lhs, "not a quantity this module knows")
     raise UnknownNameError(f"measurable left-hand side ({bound.id}: {bound.lhs!r} is not: "
                            f"{why})", bound.lhs, sorted(LHS))

@@ -174,11 +174,11 @@ def run_point(task):
 
     spec, i = task
     prob_kw, run_kw = route(spec["problem"], {**spec["fixed"], **spec["points"][i]})
-    if spec["bound"] is not None and "record" not in run_kw:
-        from .check import _bound, _quantity
+    if spec["bound"] is not None:  # the record its left-hand side needs (BC's: "step")
+        from .check import _bound, _quantity, _record_for
 
-        if _quantity(_bound(spec["bound"])).record == "step":  # e.g. BC's virtual averages
-            run_kw = {**run_kw, "record": "step"}
+        bound = _bound(spec["bound"])
+        run_kw = _record_for(_quantity(bound), bound, run_kw)
     prob = _build(spec["problem"], prob_kw)
     algo = spec["algorithm"]
     traces = [toys.run(prob, algo, rounds=spec["rounds"], seed=int(s), **run_kw)

@@ -23,13 +23,13 @@ from array_api_compat import device
 from .._array import array_namespace, is_numpy, item, sqnorm_rows
 from ..algorithms.weights import rho
 
-__all__ = ["N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer", "grad_norms_at",
-           "losses_at", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
+__all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
+           "grad_norms_at", "losses_at", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
 
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
 # order of ``toys.engine.trace.STEP_FIELDS``)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM = range(10)
-N_STEP = 8
+N_STEP, N_ROWS = 8, 10
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
@@ -99,7 +99,7 @@ measured when it happens (the same values, tau loss evaluations instead of one b
 
 class Observer:
     """The per-step measurements of a round (virtual / shadow average, drift, gradients) into
-    the buffer ``B`` (10, tau).
+    the buffer ``B`` (:data:`N_ROWS`, tau).
 
     A client piece calls ``observer(k, W, G, lr)`` after local step k (the protocol of
     :mod:`toys.algorithms.client`); a fused kernel that keeps the stacks of every step may call

@@ -97,7 +97,7 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
     None). ``deferred``: the losses at x join the round's shadow points in the batch."""
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
-        B = ctx.ops.full((10, ctx.local_steps), _NAN)
+        B = ctx.ops.full((m.N_ROWS, ctx.local_steps), _NAN)
         observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"),
                               with_grads=ctx.record == "step")
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,

@@ -34,6 +34,7 @@ from ..validation import check_choice, check_int
 from . import backends
 from .callbacks import run_loop
 from .checkpoint import restore
+from .measure import N_STEP
 from .rounds import init_state
 from .trace import Trace
 
@@ -146,7 +147,7 @@ def _check_sizes(rounds, N, hyper, record):
     need = {"rounds x local_steps (step-size schedule)": rounds * tau,
             "rounds x n_clients (weights and participation)": rounds * (N + 20)}
     if record == "step":
-        need["rounds x local_steps (per-step record)"] = 8 * rounds * tau
+        need["rounds x local_steps (per-step record)"] = N_STEP * rounds * tau
     for what, n in need.items():
         if 8 * n > MAX_BUFFER_BYTES:
             name = "local_steps" if "schedule" in what and tau > 1 else "rounds"

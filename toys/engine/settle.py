@@ -115,7 +115,7 @@ def _points(ctx, rounds, buffers, P, A):
 
 
 def summaries(buffers, Bs, rs, tau) -> None:
-    """The per-round summaries of the per-step buffers ``Bs`` (R, 10, tau) of rounds ``rs``
+    """The per-round summaries of the per-step buffers ``Bs`` (R, N_ROWS, tau) of rounds ``rs``
     into their columns of ``RB`` (and their step arrays into ``BS`` when recorded)."""
     xp = array_namespace(Bs)
     RB = buffers["RB"]

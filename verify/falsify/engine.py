@@ -71,7 +71,9 @@ VIRTUAL = "avg_grad_norm2_virtual"
 def measured_lhs(lhs: str, algorithm: str) -> str:
     """The quantity :func:`measure` computes for a bound with left-hand side ``lhs`` run as
     ``algorithm`` (its plan's, i.e. its registered one): ``lhs`` itself, or the one
-    :data:`verify._check_lhs.PAPER_LHS` maps it to, as :func:`verify.check` does.
+    :data:`verify._check_lhs.PAPER_LHS` maps it to, as :func:`verify.check` does (there by
+    the registry's algorithm, :func:`verify._check_lhs.measured_name`; here by the plan's, so
+    that an unregistered mutant carrying the original's algorithm is measured alike).
 
     >>> measured_lhs("avg_grad_norm2", "beta"), measured_lhs("avg_grad_norm2", "fedau")
     ('avg_grad_norm2_virtual', 'avg_grad_norm2')

@@ -56,7 +56,8 @@ LABELS = {
     "batch_size": "batch size b", "prox": "proximal weight \u03b1",
 }
 #: time-averaged measured quantity -> the per-round column it averages over rounds t < T
-_RUNNING = {"avg_shadow_gap": "shadow_gap", "avg_grad_norm2": "grad_norm2"}
+_RUNNING = {"avg_shadow_gap": "shadow_gap", "avg_grad_norm2": "grad_norm2",
+            "avg_grad_norm2_virtual": "grad_norm2_virtual"}
 _TERM_COLORS = ("tab:blue", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
 #: above this max/min ratio of the curves, ``yscale="auto"`` draws a log axis
 LOG_SPAN = 100.0
@@ -207,14 +208,12 @@ def _running(frame, x, measured, facet):
     if x != "round" or measured != "measured" or f"{pre}T" not in frame.columns:
         return frame
     lhs = frame["lhs"].dropna() if "lhs" in frame.columns else frame.iloc[:0, :0]
-    per_round = _RUNNING.get(lhs.iloc[0]) if len(lhs) else None
     judged = frame.dropna(subset=["measured"])
-    if per_round == "grad_norm2" and len(judged):  # BC's theorems: the virtual averages
-        import boundlab
+    per_round = None
+    if len(lhs) and len(judged):  # the quantity the bound's algorithm measures (PAPER_LHS)
+        from .._check_lhs import measured_name
 
-        from .._check_lhs import _quantity
-
-        per_round = _quantity(boundlab.get(judged[_id_column(frame)].iloc[0])).columns[0]
+        per_round = _RUNNING.get(measured_name(lhs.iloc[0], judged[_id_column(frame)].iloc[0]))
     if per_round not in frame.columns or judged[x].nunique() > 1:
         if len(judged) and judged.groupby(facet or "seed")[x].nunique().max() == 1:
             warnings.warn("theory_vs_measured: one point per panel against rounds", stacklevel=3)
