@@ -132,16 +132,17 @@ def _run(args) -> int:
     else:
         n = _counts(status)
         print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
-              f"{n['not exercised']} not exercised, {n['skipped']} skipped (already done), "
-              f"{n['error']} error(s); report: {os.path.join(args.out, 'report.md')}")
+              f"{n['inconclusive']} inconclusive, {n['not exercised']} not exercised, "
+              f"{n['skipped']} skipped (already done), {n['error']} error(s); "
+              f"report: {os.path.join(args.out, 'report.md')}")
     return code
 
 
-_STATUSES = ("matches", "differs", "tie", "not exercised", "skipped", "error")
-
-
 def _counts(status) -> dict:
-    return {s: sum(1 for _, x in status if x == s) for s in _STATUSES}
+    """Items per status: every outcome (registry.OUTCOMES), then skipped and error."""
+    from verify.reproduce.registry import OUTCOMES
+
+    return {s: sum(1 for _, x in status if x == s) for s in (*OUTCOMES, "skipped", "error")}
 
 
 def outcome_document(exps, status, seconds, why, args, code) -> dict:

@@ -4,8 +4,9 @@
 ``"000:table3"``; :func:`verify.reproduce.registry.experiments` lists them) and writes its
 tidy CSV, a figure in the paper's layout and a Markdown section comparing the paper's reported
 numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *tie* (a
-difference below the rule's stated resolution) or *not exercised* (the run cannot show the
-effect)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
+difference below the rule's stated resolution), *not exercised* (the run cannot show the
+effect) or *inconclusive* (the intervals over seeds are too wide to decide at the rule's
+resolution; the claim says how many seeds would decide it)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
 [--out DIR] [--backend ...] [--executor local|dask] [--list] [--data digits|mnist5k|DIR]
 [--force]``. Differences are findings; nothing is tuned per method to match a paper.
 
@@ -17,9 +18,10 @@ every item. Each item's result, section and ``done.json`` name the data and mode
 Example
 -------
 >>> import tempfile, verify
+>>> from verify.reproduce import registry
 >>> from verify.reproduce.registry import Config
 >>> res = verify.reproduce("004:fig5", out=tempfile.mkdtemp(), config=Config(tiny=True))
->>> res.outcome in ("matches", "differs", "tie", "not exercised")
+>>> res.outcome in registry.OUTCOMES
 True
 """
 

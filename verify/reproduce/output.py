@@ -72,7 +72,8 @@ def section(exp, res, cfg, seconds: float) -> str:
              f"**Outcome: {res.outcome.upper()}**" + (f" — {how}" if how else ""), ""]
     lines += [f"*Data:* {res.data}", ""] if res.data else []
     lines += [f"*Model:* {res.model}", ""] if res.model else []
-    lines += [f"*Stand-in:* {_stand_in(exp, res)}", "", f"*Paper reports:* {exp.reported}", ""]
+    lines += [f"*Stand-in and departures from the paper:* {_stand_in(exp, res)}", "",
+              f"*Paper reports:* {exp.reported}", ""]
     if res.setup:
         from .common import torch_backend
 

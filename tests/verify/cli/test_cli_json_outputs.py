@@ -96,6 +96,26 @@ def test_reproduce_json_one_document_with_every_outcome(tmp_path, fake004, capsy
     assert [i["status"] for i in d["items"]] == ["skipped", "error"]
 
 
+def test_reproduce_counts_every_outcome(tmp_path, monkeypatch, capsys):
+    """Each item's outcome is counted once: the counts add up to the items (an inconclusive
+    item was once left out of both the summary line and the JSON counts)."""
+    reg = dict(registry._REGISTRY)
+    kinds = {"004:fig2": dict(ok=False), "004:fig3": dict(ok=True),
+             "004:fig4": dict(ok=False, status="inconclusive"), "004:fig5": dict(ok=False,
+                                                                                 status="tie")}
+    for i, kw in kinds.items():
+        claim = Claim("v", "1", "1", "equal", **kw)
+        reg[i] = dataclasses.replace(reg[i], fn=lambda cfg, c=claim: Result([{"v": 1}], [c]))
+    monkeypatch.setattr(registry, "_REGISTRY", reg)
+    assert _reproduce(tmp_path, "004", "--json") == 0
+    counts = _strict(capsys.readouterr().out)["counts"]
+    assert {k: v for k, v in counts.items() if v} == {"differs": 1, "matches": 1,
+                                                     "inconclusive": 1, "tie": 1}
+    assert _reproduce(tmp_path, "004", "--force") == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "4 items: 1 match, 1 differ, 1 tie, 1 inconclusive, 0 not exercised, 0 skipped")
+
+
 def test_reproduce_unknown_item_among_several_is_exit_2(tmp_path, capsys):
     assert _reproduce(tmp_path, "004:fig3", "004:fig33") == 2
     err = capsys.readouterr().err

@@ -77,7 +77,8 @@ def test_items_write_outputs_and_resume(tmp_path):
         assert (d / "figure.png").stat().st_size > 1000
         assert (d / "results.csv").read_text().count("\n") >= 2
         sec = (d / "section.md").read_text()
-        for word in ("Stand-in", "Paper reports", "| claim | paper | ours | rule | outcome |",
+        for word in ("Stand-in and departures from the paper:", "*Data:*", "Power:",
+                     "Paper reports", "| claim | paper | ours | rule | outcome |",
                      "Outcome rule", "tie"):
             assert word in sec
     again = reproduce_all("004:fig3", out=tmp_path, config=TINY)
