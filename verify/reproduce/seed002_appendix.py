@@ -199,6 +199,24 @@ def table_d3(cfg) -> Result:
     R = rounds(cfg)
     names = list(PAPER_D3)
     stats = ("std_loss", "std_train_acc", "std_test_acc")
+    per = _d3_runs(cfg, names, stats, S, R)
+    res = {key: float(np.nanmean(v)) for key, v in per.items()}
+    rows = [{"method": n, **{k: res[n, k] for k in stats},
+             "paper_std_loss": PAPER_D3[n][0], "paper_std_train_acc": PAPER_D3[n][1] / 100,
+             "paper_std_test_acc": PAPER_D3[n][2] / 100, "seeds": S} for n in names]
+    claims, notes = _d3_claims(per, res, names, S)
+    fig = _d3_figure(res, names, stats)
+    return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {R} rounds, {S} "
+                  "data seed(s) (split, p_n, run; shared by the methods, so the intervals are "
+                  "paired); stds over the clients of the final global model's training loss "
+                  "(softmax regression), training accuracy and label-mix-weighted test accuracy",
+                  notes=notes + ["The paper makes no claim about the test-accuracy spread (its "
+                                 "numbers are mixed); it is reported, not compared. A seed "
+                                 "where either run diverged drops out of that pair."])
+
+
+def _d3_runs(cfg, names, stats, S, R):
+    """Table D.3.1's runs: ``{(method, stat): value per data seed}`` (NaN: diverged)."""
     per = {}
     for name in names:
         algo, hyper = METHODS[name]
@@ -209,10 +227,11 @@ def table_d3(cfg) -> Result:
                          batch_size=16, **hyper)
         for k in stats:
             per[name, k] = out[k][:, 0, -1]  # per data seed (NaN: diverged)
-    res = {key: float(np.nanmean(v)) for key, v in per.items()}
-    rows = [{"method": n, **{k: res[n, k] for k in stats},
-             "paper_std_loss": PAPER_D3[n][0], "paper_std_train_acc": PAPER_D3[n][1] / 100,
-             "paper_std_test_acc": PAPER_D3[n][2] / 100, "seeds": S} for n in names]
+    return per
+
+
+def _d3_claims(per, res, names, S):
+    """Table D.3.1's claims on the loss and train-accuracy spreads: (claims, power notes)."""
     claims, notes = [], []
     for j, (k, res_k, unit) in enumerate((("std_loss", 0.002, ""), ("std_train_acc", 0.005,
                                                                     " pp"))):
@@ -228,6 +247,11 @@ def table_d3(cfg) -> Result:
                                combine(dec.values()), hows(dec)))
         notes.append(power_note(S, res_k * scale, [d.width * scale for d in dec.values()],
                                 unit, paired=True) + f" ({k})")
+    return claims, notes
+
+
+def _d3_figure(res, names, stats):
+    """One bar panel per spread statistic, ours vs the paper's."""
     fig, ax = _fig(3, 3.6, 3.2)
     for j, k in enumerate(stats):
         ax[0, j].bar(range(len(names)), [res[n, k] for n in names], label="ours")
@@ -236,13 +260,7 @@ def table_d3(cfg) -> Result:
         ax[0, j].set_xticks(range(len(names)), names, rotation=90)
         ax[0, j].set_title(k)
     ax[0, 0].legend(fontsize=7)
-    return Result(rows, claims, fig, setup=f"N = {cfg.pick(100, 40, 12)}, {R} rounds, {S} "
-                  "data seed(s) (split, p_n, run; shared by the methods, so the intervals are "
-                  "paired); stds over the clients of the final global model's training loss "
-                  "(softmax regression), training accuracy and label-mix-weighted test accuracy",
-                  notes=notes + ["The paper makes no claim about the test-accuracy spread (its "
-                                 "numbers are mixed); it is reported, not compared. A seed "
-                                 "where either run diverged drops out of that pair."])
+    return fig
 
 
 def _below(a, b, res, scale, unit):

@@ -113,17 +113,44 @@ def _problem(cfg, seed):
           "87.2, avg all 87.0, FedVarp 88.9, MIFA 88.7, known 88.4 (CIFAR-10: 77.3, 77.1, 74.1, "
           "72.7, 77.9, 77.5, 77.0)")
 def cnn_table(cfg) -> Result:
-    from .common import torch_backend
-
     S = cfg.n_seeds(3, 2, 1)
     R = cfg.pick(1000, 100, 4)
     N = cfg.pick(100, 20, 4)
     scale = N / N_PAPER  # every server step: one client's eta omega_n Delta_n / N as the paper's
     names = cfg.pick(list(METHODS), ["FedAU K=50", "Avg all"],
                      ["FedAU K=50", "Avg all"])
+    backend, dev = _cnn_backend(cfg)
+    res, curves, vals = _cnn_runs(cfg, names, S, R, scale, backend, dev)
+    rows = [{"method": n, "test_acc_mean": res[n], "seeds": S,
+             "paper_svhn_test": PAPER_SVHN["bernoulli"][n]} for n in names]
+    rows += [{"method": n, "round": r + 1, "accuracy": float(v)}
+             for n in names for r, v in enumerate(np.mean(curves[n], axis=0))]
+    claims, d = _cnn_claims(names, res, vals)
+    fig = _cnn_figure(names, curves)
+    _, _, what = images(cfg, 0)
+    return Result(rows, claims, fig, data=what, model="FedAU's small CNN (two conv layers, two "
+                  f"fully connected layers, hidden width {cfg.pick(128, 32, 16)})",
+                  setup=f"{what}; N = {cfg.pick(100, 20, 4)} clients, {R} "
+                  f"rounds, {S} seed(s), CNN hidden width {cfg.pick(128, 32, 16)}, backend "
+                  f"{backend}, server step sizes x {scale:g} (N / {N_PAPER})", notes=[
+                      power_note(S, RESOLUTION * 100, [d.width * 100], " pp", paired=True),
+                      "The paper's numbers are SVHN / CIFAR-10 at 2 000 / 10 000 rounds; only "
+                      "the ordering is compared.", DEPARTURE.format(N=N, scale=scale)])
+
+
+def _cnn_backend(cfg):
+    """(backend, extra run keywords: the torch device unless the backend is numpy)."""
+    from .common import torch_backend
+
     backend = "torch" if cfg.backend == "auto" else cfg.backend
     dev = {} if backend == "numpy" else {"device": cfg.device or (
         "cuda" if torch_backend(cfg) == "torch" and cfg.backend == "auto" else "cpu")}
+    return backend, dev
+
+
+def _cnn_runs(cfg, names, S, R, scale, backend, dev):
+    """Each method's runs over ``S`` data seeds, server step sizes x ``scale``: (mean scored
+    accuracy, accuracy curves (seeds, rounds), scored accuracy per seed), each by method."""
     res, curves, vals = {}, {}, {}
     fac = Factory(functools.partial(_problem, cfg), "fedau-cnn")
     for n in names:
@@ -136,10 +163,11 @@ def cnn_table(cfg) -> Result:
         vals[n] = scored([np.nanmean(a[-max(1, R // 10):]) for a in acc])
         res[n] = float(np.mean(vals[n]))
         curves[n] = acc
-    rows = [{"method": n, "test_acc_mean": res[n], "seeds": S,
-             "paper_svhn_test": PAPER_SVHN["bernoulli"][n]} for n in names]
-    rows += [{"method": n, "round": r + 1, "accuracy": float(v)}
-             for n in names for r, v in enumerate(np.mean(curves[n], axis=0))]
+    return res, curves, vals
+
+
+def _cnn_claims(names, res, vals):
+    """The CNN table's claims: (claims, the FedAU vs best 'Avg' baseline decision)."""
     base = max((n for n in names if n.startswith("Avg")), key=lambda n: res[n])
     d = decide(vals["FedAU K=50"], vals[base], expect=">", resolution=RESOLUTION, paired=True,
                scale=100, unit=" pp")
@@ -157,6 +185,11 @@ def cnn_table(cfg) -> Result:
     claims.append(Claim("the CNN learns (above chance)", "77-90 % (far above 10 %)",
                         f"lowest {min(res.values()) * 100:.1f} %", "every method > chance + 10 pp",
                         ok, "" if ok else "near chance"))
+    return claims, d
+
+
+def _cnn_figure(names, curves):
+    """The mean test-accuracy curve of each method."""
     fig, ax = _fig(1, 6, 3.6)
     for n in names:
         m = np.mean(curves[n], axis=0)
@@ -164,12 +197,4 @@ def cnn_table(cfg) -> Result:
     ax[0, 0].set_xlabel("round")
     ax[0, 0].set_ylabel("test accuracy")
     ax[0, 0].legend(fontsize=7)
-    _, _, what = images(cfg, 0)
-    return Result(rows, claims, fig, data=what, model="FedAU's small CNN (two conv layers, two "
-                  f"fully connected layers, hidden width {cfg.pick(128, 32, 16)})",
-                  setup=f"{what}; N = {cfg.pick(100, 20, 4)} clients, {R} "
-                  f"rounds, {S} seed(s), CNN hidden width {cfg.pick(128, 32, 16)}, backend "
-                  f"{backend}, server step sizes x {scale:g} (N / {N_PAPER})", notes=[
-                      power_note(S, RESOLUTION * 100, [d.width * 100], " pp", paired=True),
-                      "The paper's numbers are SVHN / CIFAR-10 at 2 000 / 10 000 rounds; only "
-                      "the ordering is compared.", DEPARTURE.format(N=N, scale=scale)])
+    return fig

@@ -101,15 +101,39 @@ def fig2(cfg) -> Result:
     prob = toy()
     c = toys.constants(prob)
     LF = L_global(prob)
-    rows, fin, div, test, settle = [], [], [], [], []
     fig, axes = _fig(3, 3.8, 3.2)
+    rows, fin, div, test, settle = _fig2_sweep(cfg, axes[0])
+    claims = _fig2_constant_claims(c, LF, div) + _fig2_trend_claims(c, test, div)
+    row, claim = _fig2_iid(cfg, axes[0, 0], fin[-1])
+    rows.append(row)
+    claims.append(claim)
+    fast = bool(np.all(np.diff(settle) <= 0))
+    claims.append(Claim("larger τ faster in rounds", "faster", "rounds until the gap stays "
+                        "within 5 % of its final value: " + ", ".join(map(str, settle)),
+                        "non-increasing in τ", fast, "" if fast else "not monotone"))
+    return Result(rows, claims, fig, setup=f"{cfg.pick(50, 50, 10)} rounds, paper protocol, "
+                  "sampler seed 1; spec reference columns: the spec's re-simulation on the "
+                  "authors' data (not the paper's numbers)",
+                  notes=[no_interval_note(DETERMINISTIC)])
+
+
+def _settle_round(gap) -> int:
+    """The first round from which the gap stays within 5 % of its final value (``len(gap)``
+    when none)."""
+    near = np.flatnonzero(np.abs(gap - gap[-1]) <= 0.05 * abs(gap[-1]))
+    return int(near[np.argmax(np.all(np.abs(gap[near[0]:] - gap[-1]) <= 0.05 * abs(gap[-1])))]
+               ) if near.size else len(gap)
+
+
+def _fig2_sweep(cfg, axes):
+    """Fig. 2's τ sweep, drawn on the figure's first row ``axes``: (rows, final gaps, largest
+    divergences, final test losses, rounds to settle), one entry per τ."""
+    rows, fin, div, test, settle = [], [], [], [], []
     for tau in taus(cfg):
         tr = paper_run(cfg, tau)
         gap, tl = tr.gap, tr.metrics["test_loss"]
         z = float(np.nanmax(tr.zeta_obs))
-        near = np.flatnonzero(np.abs(gap - gap[-1]) <= 0.05 * abs(gap[-1]))
-        k = int(near[np.argmax(np.all(np.abs(gap[near[0]:] - gap[-1]) <= 0.05 * abs(gap[-1])))]
-                ) if near.size else len(gap)
+        k = _settle_round(gap)
         fin.append(float(gap[-1]))
         div.append(z)
         test.append(float(tl[-1]))
@@ -119,16 +143,21 @@ def fig2(cfg) -> Result:
                      "test_loss": tl[-1], "max_divergence": z, "rounds_to_settle": k,
                      "spec_ref_final_b": ref[0], "spec_ref_gap": ref[1],
                      "spec_ref_test_loss": ref[2], "spec_ref_divergence": ref[3]})
-        axes[0, 0].semilogy(np.maximum(gap, 1e-12), label=f"τ = {tau}")
-        axes[0, 1].plot(tr.zeta_obs, label=f"τ = {tau}")
-        axes[0, 2].plot(tl, label=f"τ = {tau}")
-    axes[0, 0].set_title("training gap F(b) - F*")
-    axes[0, 1].set_title("observed divergence")
-    axes[0, 2].set_title("test loss")
-    for a in axes[0]:
+        axes[0].semilogy(np.maximum(gap, 1e-12), label=f"τ = {tau}")
+        axes[1].plot(tr.zeta_obs, label=f"τ = {tau}")
+        axes[2].plot(tl, label=f"τ = {tau}")
+    axes[0].set_title("training gap F(b) - F*")
+    axes[1].set_title("observed divergence")
+    axes[2].set_title("test loss")
+    for a in axes:
         a.set_xlabel("round")
-    axes[0, 0].legend(fontsize=7)
-    claims = [
+    axes[0].legend(fontsize=7)
+    return rows, fin, div, test, settle
+
+
+def _fig2_constant_claims(c, LF, div):
+    """Fig. 2's claims on the constants L, ζ and D (``c``: ``toys.constants`` of the toy)."""
+    return [
         Claim("L of the global F", "≈ 0.190", f"L_F = {LF:.4f} (max_i L_i = {c.L.value:.4f})",
               "within 5 % relative", abs(LF - 0.19) <= 0.05 * 0.19,
               "" if abs(LF - 0.19) <= 0.05 * 0.19 else f"{LF / 0.19 - 1:+.1%}"),
@@ -140,36 +169,38 @@ def fig2(cfg) -> Result:
               abs(c.D.value - 2.0) <= 0.3, "" if abs(c.D.value - 2.0) <= 0.3 else
               f"{c.D.value / 2 - 1:+.0%} (spec DKR-13: 3.04 on the authors' data too)"),
     ]
+
+
+def _fig2_trend_claims(c, test, div):
+    """Fig. 2's claims on the trends in τ of the loss plateau and the divergence."""
     inc = bool(np.all(np.diff(test) > 0))
-    claims.append(Claim("higher τ, higher loss plateau", "plateau grows with τ",
-                        ", ".join(f"{t:.4f}" for t in test), "final test loss strictly "
-                        "increasing in τ", inc, "" if inc else "not increasing"))
+    claims = [Claim("higher τ, higher loss plateau", "plateau grows with τ",
+                    ", ".join(f"{t:.4f}" for t in test), "final test loss strictly "
+                    "increasing in τ", inc, "" if inc else "not increasing")]
     inc = bool(np.all(np.diff(div) > 0)) and max(div) <= c.zeta.value + 1e-9
     claims.append(Claim("divergence grows with τ, towards ζ", "grows, tends to ζ",
                         ", ".join(f"{d:.4f}" for d in div), "strictly increasing in τ and "
                         "<= ζ_sup", inc, "" if inc else "not increasing"))
+    return claims
+
+
+def _fig2_iid(cfg, ax, g_non):
+    """Fig. 2's iid baseline at the largest τ, drawn on ``ax``: (its row, its claim against
+    the non-iid final gap ``g_non``)."""
     tau_iid = max(taus(cfg))
     iid = paper_run(cfg, tau_iid, iid=True)
-    g_iid, g_non = float(iid.gap[-1]), fin[-1]
-    axes[0, 0].semilogy(np.maximum(iid.gap, 1e-12), "k--", label=f"iid, τ = {tau_iid}")
-    rows.append({"tau": tau_iid, "split": "iid", "final_b": float(iid.final_model[0]),
-                 "train_gap": g_iid, "test_loss": float(iid.metrics["test_loss"][-1]),
-                 "spec_ref_final_b": -0.9265 if tau_iid == 1000 else np.nan,
-                 "spec_ref_gap": 0.0012 if tau_iid == 1000 else np.nan})
+    g_iid = float(iid.gap[-1])
+    ax.semilogy(np.maximum(iid.gap, 1e-12), "k--", label=f"iid, τ = {tau_iid}")
+    row = {"tau": tau_iid, "split": "iid", "final_b": float(iid.final_model[0]),
+           "train_gap": g_iid, "test_loss": float(iid.metrics["test_loss"][-1]),
+           "spec_ref_final_b": -0.9265 if tau_iid == 1000 else np.nan,
+           "spec_ref_gap": 0.0012 if tau_iid == 1000 else np.nan}
     ok = g_iid < 0.1 * g_non
-    claims.append(Claim(f"iid baseline (τ = {tau_iid}) converges to the optimum",
-                        "converges (spec re-simulation: gap 0.0012 vs 0.1981 non-iid)",
-                        f"final gap {g_iid:.4f} vs non-iid {g_non:.4f}",
-                        "iid final gap < 10 % of the non-iid one at the same τ", bool(ok),
-                        "" if ok else "no clear gain from iid data"))
-    fast = bool(np.all(np.diff(settle) <= 0))
-    claims.append(Claim("larger τ faster in rounds", "faster", "rounds until the gap stays "
-                        "within 5 % of its final value: " + ", ".join(map(str, settle)),
-                        "non-increasing in τ", fast, "" if fast else "not monotone"))
-    return Result(rows, claims, fig, setup=f"{cfg.pick(50, 50, 10)} rounds, paper protocol, "
-                  "sampler seed 1; spec reference columns: the spec's re-simulation on the "
-                  "authors' data (not the paper's numbers)",
-                  notes=[no_interval_note(DETERMINISTIC)])
+    return row, Claim(f"iid baseline (τ = {tau_iid}) converges to the optimum",
+                      "converges (spec re-simulation: gap 0.0012 vs 0.1981 non-iid)",
+                      f"final gap {g_iid:.4f} vs non-iid {g_non:.4f}",
+                      "iid final gap < 10 % of the non-iid one at the same τ", bool(ok),
+                      "" if ok else "no clear gain from iid data")
 
 
 @register("004:fig3", "DKR Fig. 3", "FedProx (μ = 0.1) vs FedAvg, τ = 3000", TOY,
