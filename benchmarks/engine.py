@@ -43,74 +43,18 @@ import tracemalloc
 
 import numpy as np
 
-TAU = 5
-LR = 0.1
-L2 = 1e-2
-
-
-def _problem(N, n, d, seed=0):
-    """A binary ridge-logistic problem with equal client sizes (optima solved by toys)."""
-    from toys.problems.logistic import Logistic
-
-    X, y = _data(N, n, d, seed)
-    return Logistic(X, y, np.ones((N, n), dtype=bool), l2=L2, name=f"bench-{N}x{n}x{d}")
-
-
-def _loop_round(X, y, x, tau, lr, l2):
-    """Per-client reference loop: tau GD steps per client, then the p-weighted average."""
-    N, n, _ = X.shape
-    out = np.zeros_like(x)
-    for i in range(N):
-        w = x.copy()
-        Xi, yi = X[i], y[i]
-        for _ in range(tau):
-            z = Xi @ w
-            r = (1.0 / (1.0 + np.exp(-z)) - yi) / n
-            w = w - lr * (Xi.T @ r + l2 * w)
-        out += w / N
-    return out
-
-
-def _best(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def _engine_time(prob, rounds, repeat, backend, device, dtype, record="none"):
-    """Marginal time of one round: (t(1 + rounds) - t(1)) / rounds, the two runs timed back to
-    back (the difference removes the per-call setup: validation, seeding, trace allocation);
-    the median over ``repeat`` pairs. NaN when the difference is not positive (too noisy)."""
-    import toys
-
-    kw = {"seed": 0, "lr": LR, "local_steps": TAU, "record": record, "backend": backend}
-    if backend == "torch":
-        kw.update(device=device, dtype=dtype)
-    toys.run(prob, "fedavg", rounds=1, **kw)  # warm-up (torch: allocations, kernels)
-    diffs = []
-    for _ in range(repeat):
-        t1 = _best(lambda: toys.run(prob, "fedavg", rounds=1, **kw), 1)
-        tR = _best(lambda: toys.run(prob, "fedavg", rounds=1 + rounds, **kw), 1)
-        diffs.append((tR - t1) / rounds)
-    d = float(np.median(diffs))
-    return d if d > 0 else float("nan")
-
-
-def _threads():
-    import torch
-
-    return torch.get_num_threads()
-
-
-def _bandwidth(nbytes, repeat):
-    src = np.ones(nbytes // 8)
-    dst = np.empty_like(src)
-    t_copy = _best(lambda: np.copyto(dst, src), repeat)
-    t_read = _best(lambda: src.sum(), repeat)
-    return src.nbytes / t_copy, src.nbytes / t_read
+from benchmarks._engine_common import (
+    L2,
+    LR,
+    TAU,
+    _bandwidth,
+    _best,
+    _data,
+    _engine_time,
+    _loop_round,
+    _problem,
+    _threads,
+)
 
 
 def _part1b(clients, args) -> bool:
@@ -256,15 +200,6 @@ def _part4(args) -> bool:
     return te / tp >= 5 and same
 
 
-def _data(N, n, d, seed=0):
-    """The generated arrays of :func:`_problem` (timed apart: they are the user's data)."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, n, d)) / np.sqrt(d)
-    theta = rng.standard_normal(d)
-    y = (rng.random((N, n)) < 1 / (1 + np.exp(-X @ theta))).astype(float)
-    return X, y
-
-
 def _part5(args) -> bool:
     """Exact optima of a logistic problem (client and global Newton solves) vs N. Target (issue
     12): construction + optima for N = 10^5 in < 15 s, linear in N (the generated data are
@@ -310,15 +245,16 @@ def _part5(args) -> bool:
     return ok and ratio <= 3
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _device_arg(argv):
+    """The ``--device`` value in ``argv`` (None when absent), read before the other options: an
+    accelerator gets the device benchmark."""
     dev = next((a.split("=", 1)[1] for a in argv if a.startswith("--device=")), None)
     if dev is None and "--device" in argv:
         dev = (argv[argv.index("--device") + 1:] or ["cpu"])[0]
-    if dev not in (None, "cpu"):  # an accelerator: the device benchmark (issue 12 item 6)
-        from benchmarks._engine_device import main as device_main
+    return dev
 
-        return device_main(argv)
+
+def _parse_args(argv):
     ap = argparse.ArgumentParser(prog="python -m benchmarks engine")
     ap.add_argument("--clients", default="50,1000", help="N values for part 1 (comma list)")
     ap.add_argument("--rounds", type=int, default=5)
@@ -332,65 +268,76 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     ap.add_argument("--optima", default="20000,100000",
                     help="N values for the exact-optimum timing (part 5; '' to skip)")
-    args = ap.parse_args(argv)
-    if args.torch_threads is not None and "torch" in args.backends:
-        import torch
+    return ap.parse_args(argv)
 
-        torch.set_num_threads(args.torch_threads)
-    clients = [int(c) for c in args.clients.split(",") if c.strip()]
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    n, d = (20, 5) if args.quick else (100, 20)
-    big = (8, 50, 10) if args.quick else (100, 1000, 100)
-    if args.quick:
-        clients = [min(c, 20) for c in clients]
 
+def _part1(clients, backends, n, d, args) -> bool:
+    """Time per client update: the per-client loop vs the engine, for each N in ``clients``."""
     print(f"== 1. logistic FedAvg, n = {n}, d = {d}, tau = {TAU}, full batch: "
           "time per client update (tau local steps of one client)")
     ok = True
     for N in clients:
-        prob = _problem(N, n, d)
-        loop_rounds = max(1, min(args.rounds, 2000 // N))
+        ok &= _part1_clients(N, n, d, backends, args)
+    return ok
 
-        def loop(prob=prob, loop_rounds=loop_rounds):
-            for _ in range(loop_rounds):
-                _loop_round(prob.X, prob.y, prob.x0, TAU, LR, L2)
 
-        import toys
+def _part1_clients(N, n, d, backends, args) -> bool:
+    """Part 1 at N clients: the loop, each backend (record="none") and numpy record="round"."""
+    import toys
 
-        # the loop computes the same round as the engine (uniform p here)
-        x1 = toys.run(prob, "fedavg", rounds=1, seed=0, lr=LR, local_steps=TAU,
-                      record="none").final_model
-        agree = np.max(np.abs(x1 - _loop_round(prob.X, prob.y, prob.x0, TAU, LR, L2)))
-        # interleave loop and engine measurements (best of each): a fluctuating machine load
-        # then biases neither side
-        # medians over interleaved repeats: robust to a fluctuating machine load
-        loops, engs, recs = [], {be: [] for be in backends}, []
-        for _ in range(args.repeat):
-            loops.append(_best(loop, 1) / loop_rounds)
-            for be in backends:
-                engs[be].append(_engine_time(prob, args.rounds, 1, be, args.device, args.dtype))
-            recs.append(_engine_time(prob, args.rounds, 1, "numpy", None, None,
-                                     record="round"))
-        t_loop, t_rec = float(np.median(loops)), float(np.nanmedian(recs))
-        t_eng = {be: float(np.nanmedian(v)) if np.any(np.isfinite(v)) else float("nan")
-                 for be, v in engs.items()}
-        print(f"  N = {N:6d}: loop {t_loop / N * 1e3:8.4f} ms/client-update "
-              f"(engine vs loop max |diff| = {agree:.1e})")
+    prob = _problem(N, n, d)
+    loop_rounds = max(1, min(args.rounds, 2000 // N))
+
+    def loop(prob=prob, loop_rounds=loop_rounds):
+        for _ in range(loop_rounds):
+            _loop_round(prob.X, prob.y, prob.x0, TAU, LR, L2)
+
+    # the loop computes the same round as the engine (uniform p here)
+    x1 = toys.run(prob, "fedavg", rounds=1, seed=0, lr=LR, local_steps=TAU,
+                  record="none").final_model
+    agree = np.max(np.abs(x1 - _loop_round(prob.X, prob.y, prob.x0, TAU, LR, L2)))
+    t_loop, t_eng, t_rec = _part1_times(prob, loop, loop_rounds, backends, args)
+    print(f"  N = {N:6d}: loop {t_loop / N * 1e3:8.4f} ms/client-update "
+          f"(engine vs loop max |diff| = {agree:.1e})")
+    ok = True
+    for be in backends:
+        ok &= _part1_backend(be, N, t_loop, t_eng[be], args)
+    print(f"            numpy, record='round' (information): {t_rec / N * 1e3:8.4f} "
+          f"ms/client-update, round {t_rec * 1e3:8.2f} ms, speed-up x{t_loop / t_rec:6.1f}")
+    return ok
+
+
+def _part1_times(prob, loop, loop_rounds, backends, args):
+    """(loop, {backend: engine}, numpy record="round") times per round: medians over interleaved
+    repeats (loop and engine alternate), robust to a fluctuating machine load."""
+    loops, engs, recs = [], {be: [] for be in backends}, []
+    for _ in range(args.repeat):
+        loops.append(_best(loop, 1) / loop_rounds)
         for be in backends:
-            speed = t_loop / t_eng[be]
-            tag = "" if be == "numpy" else f" ({args.device}, {args.dtype}, " \
-                f"{_threads()} threads)"
-            verdict = "UNRELIABLE (timing noise)" if not np.isfinite(speed) else (
-                "OK" if speed >= 8 else "MISSED")
-            print(f"            {be:5s}{tag}: {t_eng[be] / N * 1e3:8.4f} ms/client-update, "
-                  f"round {t_eng[be] * 1e3:8.2f} ms, speed-up x{speed:6.1f} "
-                  f"(target >= 8: {verdict})")
-            ok &= be != "numpy" or bool(speed >= 8)
-        print(f"            numpy, record='round' (information): {t_rec / N * 1e3:8.4f} "
-              f"ms/client-update, round {t_rec * 1e3:8.2f} ms, speed-up x{t_loop / t_rec:6.1f}")
+            engs[be].append(_engine_time(prob, args.rounds, 1, be, args.device, args.dtype))
+        recs.append(_engine_time(prob, args.rounds, 1, "numpy", None, None,
+                                 record="round"))
+    t_loop, t_rec = float(np.median(loops)), float(np.nanmedian(recs))
+    t_eng = {be: float(np.nanmedian(v)) if np.any(np.isfinite(v)) else float("nan")
+             for be, v in engs.items()}
+    return t_loop, t_eng, t_rec
 
-    ok &= _part1b([50, 200] if args.quick else [50, 1000, 10_000], args)
-    ok &= _part2(big, backends, args)
+
+def _part1_backend(be, N, t_loop, t_be, args) -> bool:
+    """Print one backend's part-1 line; False when numpy misses the x8 target."""
+    speed = t_loop / t_be
+    tag = "" if be == "numpy" else f" ({args.device}, {args.dtype}, " \
+        f"{_threads()} threads)"
+    verdict = "UNRELIABLE (timing noise)" if not np.isfinite(speed) else (
+        "OK" if speed >= 8 else "MISSED")
+    print(f"            {be:5s}{tag}: {t_be / N * 1e3:8.4f} ms/client-update, "
+          f"round {t_be * 1e3:8.2f} ms, speed-up x{speed:6.1f} "
+          f"(target >= 8: {verdict})")
+    return be != "numpy" or bool(speed >= 8)
+
+
+def _part3(big, backends, args) -> None:
+    """Peak memory of a 5-round run on the large problem (and of the GPU on cuda)."""
     print("== 3. peak memory of a 5-round numpy run (tracemalloc), large problem")
     import toys
 
@@ -417,6 +364,31 @@ def main(argv=None) -> int:
 
     print(f"  process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10:.0f} "
           "MiB (all parts)")
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # an accelerator: the device benchmark (issue 12 item 6)
+    if _device_arg(argv) not in (None, "cpu"):
+        from benchmarks._engine_device import main as device_main
+
+        return device_main(argv)
+    args = _parse_args(argv)
+    if args.torch_threads is not None and "torch" in args.backends:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+    clients = [int(c) for c in args.clients.split(",") if c.strip()]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    n, d = (20, 5) if args.quick else (100, 20)
+    big = (8, 50, 10) if args.quick else (100, 1000, 100)
+    if args.quick:
+        clients = [min(c, 20) for c in clients]
+
+    ok = _part1(clients, backends, n, d, args)
+    ok &= _part1b([50, 200] if args.quick else [50, 1000, 10_000], args)
+    ok &= _part2(big, backends, args)
+    _part3(big, backends, args)
     ok &= _part4(args)
     from benchmarks._engine_skew import part_skew
 

@@ -55,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from ._preconditions import precondition_status
+
 __all__ = ["CheckResult", "compare", "claim_result", "mean_ci", "VERDICTS", "OUTCOMES",
            "errored", "trace_diverged", "DIVERGENCE_THRESHOLD", "GROWTH_THRESHOLD",
            "BOUND_COLUMNS", "CLAIM_COLUMNS"]
@@ -231,35 +233,6 @@ def trace_diverged(trace) -> str:
     return ""
 
 
-def _precondition_status(bound, params) -> tuple[list[str], list[str]]:
-    """(violated, unevaluable-with-reason) of ``bound``'s preconditions at ``params``."""
-    violated, unknown = [], []
-    params = dict(params or {})
-    for pc in bound.preconditions:
-        missing = [n for n in pc.names if n not in params]
-        if missing:
-            unknown.append(f"'{pc.text}' cannot be evaluated: {', '.join(missing)} not given")
-            continue
-        try:
-            vals = {n: np.asarray(params[n], dtype=float) for n in pc.names}
-        except (TypeError, ValueError):
-            unknown.append(f"'{pc.text}' cannot be evaluated: a value is not a number")
-            continue
-        bad = [n for n, v in vals.items() if not np.all(np.isfinite(v))]
-        if bad:
-            unknown.append(f"'{pc.text}' cannot be evaluated: {', '.join(bad)} not finite")
-            continue
-        with np.errstate(all="ignore"):
-            try:
-                ok = pc.holds(vals)
-            except Exception as exc:  # noqa: BLE001 - reported as unevaluable
-                unknown.append(f"'{pc.text}' cannot be evaluated: {type(exc).__name__}")
-                continue
-        if not np.all(ok):
-            violated.append(pc.text)
-    return violated, unknown
-
-
 def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case: str = "",
             problem: str = "", seeds=(), setting=None, terms=None, constants=None,
             preconditions_violated=(), diverged=False, note: str = "", level: float = 0.95,
@@ -283,7 +256,7 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
     params = dict(params or {})
     names = set(bound.params) | set(getattr(bound, "extra_params", {}) or {})
     usable = {k: v for k, v in params.items() if k in names}
-    violated, unknown = _precondition_status(bound, usable)
+    violated, unknown = precondition_status(bound, usable)
     violated = violated + [v for v in preconditions_violated if v not in violated]
     checked = [pc.text for pc in bound.preconditions]
     base = dict(check=check or bound.id, case=case, bound_id=bound.id, paper=bound.source,
@@ -291,12 +264,7 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
                 terms=dict(terms or {}), constants=dict(constants or {}),
                 preconditions_checked=checked, preconditions_violated=violated, note=note,
                 params={k: v for k, v in usable.items() if np.ndim(v) == 0})
-    try:
-        x = np.asarray(lhs_samples, dtype=float).ravel()
-    except (TypeError, ValueError):
-        from boundlab.errors import DomainError
-
-        raise DomainError("lhs_samples", lhs_samples, "real numbers (one per seed)") from None
+    x = _as_real(lhs_samples, np.ravel, "lhs_samples", "real numbers (one per seed)")
     if rhs is None:
         try:
             rhs = bound.evaluate(**usable)
@@ -304,12 +272,7 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
             return CheckResult(verdict="error", n_seeds=int(x.size),
                                reason=f"bound not evaluable: {type(exc).__name__}: {exc}",
                                error=f"{type(exc).__name__}: {exc}", **base)
-    try:
-        rhs = float(np.asarray(rhs, dtype=float))
-    except (TypeError, ValueError):
-        from boundlab.errors import DomainError
-
-        raise DomainError("rhs", rhs, "a real number (the bound's value)") from None
+    rhs = _as_real(rhs, float, "rhs", "a real number (the bound's value)")
     why = _diverged_reason(x, diverged)
     if why:
         return CheckResult(verdict="diverged", n_seeds=int(x.size), bound=rhs, reason=why,
@@ -318,6 +281,23 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
         return CheckResult(verdict="error", n_seeds=int(x.size), bound=rhs,
                            reason=f"bound value is {rhs} (overflow or a degenerate parameter): "
                                   "nothing to compare with", error=f"bound value {rhs}", **base)
+    return _judge(bound, x, rhs, violated, unknown, base, level, deterministic)
+
+
+def _as_real(value, convert, name: str, domain: str):
+    """``convert`` of ``value`` as a float array, or DomainError naming the input."""
+    try:
+        return convert(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        from boundlab.errors import DomainError
+
+        raise DomainError(name, value, domain) from None
+
+
+def _judge(bound, x: np.ndarray, rhs: float, violated, unknown, base: dict, level: float,
+           deterministic: bool) -> CheckResult:
+    """The verdict on finite samples ``x`` against a finite ``rhs`` (the module doc's rules
+    from ``order`` bounds on); ``base`` holds the fields every result carries."""
     same = x.size > 1 and bool(np.all(x == x[0]))
     if deterministic and not same and x.size > 1:
         raise ValueError("deterministic=True but the samples differ")
@@ -327,8 +307,8 @@ def compare(bound, lhs_samples, rhs=None, *, params=None, check: str = "", case:
 
     ratio = schema_ratio(m, rhs)
     if same and x.size > 1:
-        base["note"] = (note + f" [{x.size} seeds gave identical runs: one effective sample, "
-                               "no confidence interval]").strip()
+        base["note"] = (base["note"] + f" [{x.size} seeds gave identical runs: one effective "
+                                       "sample, no confidence interval]").strip()
     common = dict(measured=m, measured_lo=lo, measured_hi=hi, bound=rhs, ratio=ratio,
                   n_seeds=int(x.size), effective_samples=eff, **base)
     if bound.kind == "order":

@@ -180,19 +180,42 @@ def worst_instance(bound, family: str = "quadratic", *, budget: int = DEFAULT_BU
     ...
     boundlab.errors.UnknownNameError: ...
     """
-    from scipy.optimize import differential_evolution, minimize
-
     bound = _resolve(bound)
+    _check_search(family, budget, seed)
+    measure = measures.MEASURES[bound.lhs]
+    cfg = measure.config(bound, dict(setting or {}))
+    ratios, best, seconds = _search(measure, bound, cfg, budget, seed)
+    if "z" not in best:
+        raise DomainError("bound", bound.id, "a bound the search can evaluate: no instance of "
+                          "the family gave a finite LHS / RHS")
+    w = WorstInstance(bound_id=bound.id, family=f"{family} ({cfg['describe']})",
+                      ratio=float(best["ratio"]), lhs=float(best["lhs"]), rhs=float(best["rhs"]),
+                      params={k: _num(v) for k, v in best["params"].items()},
+                      instance=best["instance"], trace=np.asarray(ratios), evaluations=len(ratios),
+                      seconds=seconds, seed=int(seed), budget=int(budget),
+                      how=measure.how, extra={"setting": cfg["public"], "lhs": bound.lhs})
+    if save is not None and (w.verdict == "VIOLATED" or (setting or {}).get("save_always")):
+        w.save(save)
+    return w
+
+
+def _check_search(family, budget, seed) -> None:
+    """The search's own arguments, checked in this order (the errors name each one)."""
     if family != "quadratic":
         raise UnknownNameError("family", family, ["quadratic"])
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 10:
         raise DomainError("budget", budget, "integer >= 10 (instance evaluations)")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise DomainError("seed", seed, "integer >= 0")
-    measure = measures.MEASURES[bound.lhs]
-    cfg = measure.config(bound, dict(setting or {}))
-    fam = cfg["family"]
-    n = fam.n_vars + cfg["extra_vars"]
+
+
+def _search(measure, bound, cfg, budget, seed):
+    """Differential evolution (about 60 % of ``budget``), then Nelder-Mead from its best point,
+    maximising LHS / RHS; stops after ``budget`` evaluations. Returns (the ratio of every
+    evaluation, the best evaluation's data with its point ``z``, the search's seconds)."""
+    from scipy.optimize import differential_evolution, minimize
+
+    n = cfg["family"].n_vars + cfg["extra_vars"]
     ratios: list[float] = []
     best: dict = {"ratio": -math.inf}
     t0 = time.perf_counter()
@@ -224,18 +247,7 @@ def worst_instance(bound, family: str = "quadratic", *, budget: int = DEFAULT_BU
                               "initial_simplex": _simplex(best["z"], 0.2)})
     except _Done:
         pass
-    if "z" not in best:
-        raise DomainError("bound", bound.id, "a bound the search can evaluate: no instance of "
-                          "the family gave a finite LHS / RHS")
-    w = WorstInstance(bound_id=bound.id, family=f"{family} ({cfg['describe']})",
-                      ratio=float(best["ratio"]), lhs=float(best["lhs"]), rhs=float(best["rhs"]),
-                      params={k: _num(v) for k, v in best["params"].items()},
-                      instance=best["instance"], trace=np.asarray(ratios), evaluations=len(ratios),
-                      seconds=time.perf_counter() - t0, seed=int(seed), budget=int(budget),
-                      how=measure.how, extra={"setting": cfg["public"], "lhs": bound.lhs})
-    if save is not None and (w.verdict == "VIOLATED" or (setting or {}).get("save_always")):
-        w.save(save)
-    return w
+    return ratios, best, time.perf_counter() - t0
 
 
 def _simplex(z, step):

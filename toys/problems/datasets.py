@@ -263,43 +263,11 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
         raise DomainError("partition", partition, "iid, shards or dirichlet for this data set")
     label_values, y = np.unique(y, return_inverse=True)
     y = y.reshape(-1)
-    n = len(y)
-    keep = np.arange(n)
-    if max_samples is not None and check_int("max_samples", max_samples, lo=1) < n:
-        keep = np.sort(rng.choice(n, size=max_samples, replace=False))
-    test_idx = np.array([], dtype=int)
-    if test_fraction > 0:
-        perm = rng.permutation(keep)
-        n_test = round(test_fraction * len(keep))
-        test_idx, keep = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    if partition == "natural":
-        N = len(users) if n_clients is None else check_int("n_clients", n_clients, lo=1,
-                                                           hi=len(users))
-        parts = [keep[owner[keep] == u] for u in range(N)]
-        if min(len(ix) for ix in parts) == 0:
-            raise DomainError("n_clients", N, "a number of users that all keep >= 1 sample")
-        used = np.concatenate(parts)
-    else:
-        N = check_int("n_clients", 10 if n_clients is None else n_clients, lo=1)
-        if partition == "iid":
-            local = partition_iid(len(keep), N, rng, size_sigma)
-        elif partition == "dirichlet_lognormal":
-            local = partition_dirichlet_lognormal(y[keep], N, alpha, size_sigma, rng)
-        elif size_sigma > 0:
-            raise DomainError("size_sigma", size_sigma, f"0 for partition={partition!r} (client "
-                                                        "sizes follow from the partition)")
-        elif partition == "shards":
-            local = partition_shards(y[keep], N, rng, shards_per_client)
-        elif partition == "pathological":
-            local = partition_pathological(y[keep], N, classes_per_client, rng)
-        else:
-            local = partition_dirichlet(y[keep], N, alpha, rng)
-        parts = [keep[ix] for ix in local]
-        # pathological splits leave out the classes no client drew (N k < C)
-        used = np.sort(np.concatenate(parts)) if partition == "pathological" else keep
-    Z, mean, std = (standardize(X[used]) if standardize_features else (X[used], 0.0, 1.0))
-    Xz = np.zeros_like(X)
-    Xz[used] = Z
+    keep, test_idx = _held_out(len(y), max_samples, test_fraction, rng)
+    N, parts, used = _client_parts(partition, keep, y, users, owner, n_clients, rng, alpha=alpha,
+                                   size_sigma=size_sigma, shards_per_client=shards_per_client,
+                                   classes_per_client=classes_per_client)
+    Xz, mean, std = _standardized(X, used, standardize_features)
     from .logistic import logistic
 
     prob = logistic([Xz[ix] for ix in parts], [y[ix] for ix in parts], l2=l2, weights=weights,
@@ -308,10 +276,7 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                     name=name, max_padding=max_padding)
     prob.label_values = label_values
     if test_idx.size:
-        Xt = (X[test_idx] - mean) / np.where(np.asarray(std) > 0, std, 1.0)
-        if fit_intercept:
-            Xt = np.hstack([Xt, np.ones((len(Xt), 1))])
-        prob.test = {"X": Xt, "y": y[test_idx]}
+        prob.test = _test_set(X[test_idx], y[test_idx], mean, std, fit_intercept)
     prob.options = {"name": name, "partition": partition, "n_clients": N, "seed": seed,
                     "alpha": alpha, "shards_per_client": shards_per_client,
                     "size_sigma": size_sigma, "classes_per_client": classes_per_client,
@@ -319,6 +284,68 @@ def from_dataset(name: str, partition: str | None = None, n_clients: int | None 
                     "test_fraction": test_fraction, "max_samples": max_samples}
     prob.options.update({} if max_padding is None else {"max_padding": max_padding})
     return prob
+
+
+def _held_out(n, max_samples, test_fraction, rng):
+    """(kept pool indices, test indices): ``max_samples`` subsamples the n rows, then
+    ``test_fraction`` of them are held out (both sorted)."""
+    keep = np.arange(n)
+    if max_samples is not None and check_int("max_samples", max_samples, lo=1) < n:
+        keep = np.sort(rng.choice(n, size=max_samples, replace=False))
+    test_idx = np.array([], dtype=int)
+    if test_fraction > 0:
+        perm = rng.permutation(keep)
+        n_test = round(test_fraction * len(keep))
+        test_idx, keep = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    return keep, test_idx
+
+
+def _client_parts(partition, keep, y, users, owner, n_clients, rng, *, alpha, size_sigma,
+                  shards_per_client, classes_per_client):
+    """(N, parts, used): the number of clients, each client's pool indices and the indices any
+    client holds (what the features are standardised on)."""
+    if partition == "natural":
+        N = len(users) if n_clients is None else check_int("n_clients", n_clients, lo=1,
+                                                           hi=len(users))
+        parts = [keep[owner[keep] == u] for u in range(N)]
+        if min(len(ix) for ix in parts) == 0:
+            raise DomainError("n_clients", N, "a number of users that all keep >= 1 sample")
+        return N, parts, np.concatenate(parts)
+    N = check_int("n_clients", 10 if n_clients is None else n_clients, lo=1)
+    if partition == "iid":
+        local = partition_iid(len(keep), N, rng, size_sigma)
+    elif partition == "dirichlet_lognormal":
+        local = partition_dirichlet_lognormal(y[keep], N, alpha, size_sigma, rng)
+    elif size_sigma > 0:
+        raise DomainError("size_sigma", size_sigma, f"0 for partition={partition!r} (client "
+                                                    "sizes follow from the partition)")
+    elif partition == "shards":
+        local = partition_shards(y[keep], N, rng, shards_per_client)
+    elif partition == "pathological":
+        local = partition_pathological(y[keep], N, classes_per_client, rng)
+    else:
+        local = partition_dirichlet(y[keep], N, alpha, rng)
+    parts = [keep[ix] for ix in local]
+    # pathological splits leave out the classes no client drew (N k < C)
+    used = np.sort(np.concatenate(parts)) if partition == "pathological" else keep
+    return N, parts, used
+
+
+def _standardized(X, used, standardize_features):
+    """``(Xz, mean, std)``: the rows ``used`` z-scored with their own statistics (left as they
+    are, mean 0 and std 1, without ``standardize_features``), every other row zero."""
+    Z, mean, std = (standardize(X[used]) if standardize_features else (X[used], 0.0, 1.0))
+    Xz = np.zeros_like(X)
+    Xz[used] = Z
+    return Xz, mean, std
+
+
+def _test_set(Xt, yt, mean, std, fit_intercept):
+    """The held-out rows standardised with the training statistics (``prob.test``)."""
+    Xt = (Xt - mean) / np.where(np.asarray(std) > 0, std, 1.0)
+    if fit_intercept:
+        Xt = np.hstack([Xt, np.ones((len(Xt), 1))])
+    return {"X": Xt, "y": yt}
 
 
 def _load_pool(key, images, labels, path):
