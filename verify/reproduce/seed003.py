@@ -12,21 +12,26 @@ gamma = 1e-2 fixed (BC: 1e-3; chosen once so that FedAvg reaches the thresholds 
 thresholds 0.90 (convex) and 0.75 (MLP; BC's FEMNIST threshold).
 
 The paper reports one run (seed 0); here every arm runs on several data seeds (split, test
-split and run seed), shared by the arms, and each claim is decided by the paired 95 % interval
-over them (:mod:`verify.reproduce.stats`): rounds-to-target with the runs that never reach it
-counted at the horizon (never dropped), mean accuracies over the rounds, largest drops.
+split and the MLP's initial point; run seed 0: full participation and full-batch steps draw
+nothing), shared by the arms, one sweep per arm over them (:func:`_arm`: ``--executor dask``,
+resumable point by point), and each claim is decided by the paired 95 % interval over them
+(:mod:`verify.reproduce.stats`): rounds-to-target with the runs that never reach it counted at
+the horizon (never dropped), mean accuracies over the rounds, largest drops.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
+from boundlab.errors import DomainError
+
 from ..figures.reproduce import reference_line
 from .claims import UNREACHED, acc_pair, against_all, hows, rounds_pair, unreached
-from .common import DIGITS, federate, pool, rounds_to, run_acc, torch_backend
+from .common import DIGITS, Factory, federate, pool, rounds_to, sweep_runs, torch_backend
 from .data import NotedCache
 from .registry import Result, register
 from .seed000 import _fig
@@ -77,18 +82,39 @@ def algorithm(beta, clip=math.inf):
     return dataclasses.replace(a, client=ClippedBeta()), {"beta": beta}
 
 
-def acc(cfg, data, model, beta, *, local_steps=10, lr=GAMMA, clip=math.inf, rounds=None,
-        seed=0):
-    key = ("acc", cfg, data, model, beta, local_steps, lr, clip, rounds, seed)
+def _problem_at(cfg, data, model, seed):
+    return problem(cfg, data, model, seed)
+
+
+def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
+    """Test accuracy (S, R) of one arm over the data seeds 0 .. S - 1: one :func:`sweep_runs`
+    over them (grid ``data_seed``: ``cfg.executor``, local or Dask; resumable point by point
+    under :func:`~verify.reproduce.common.sweep_dir`), run seed 0. The runs draw nothing (full
+    participation, full-batch local steps; the MLP's initial point comes from the data seed),
+    so a run seed equal to the data seed gives the same bits."""
+    key = ("arm", cfg, data, model, beta, local_steps, lr, clip, R, S)
     if key not in _CACHE:
         algo, hyper = algorithm(beta, clip)
-        prob = problem(cfg, data, model, seed)
-        R = rounds or cfg.pick(200, 50, 12)
         backend = "numpy" if model == "logistic" else torch_backend(cfg)
-        tr = run_acc(prob, algo, rounds=R, seed=seed, backend=backend, device=cfg.device,
-                     lr=lr, local_steps=local_steps, clip=clip, **hyper)
-        _CACHE[key] = tr.metrics["test_accuracy"]
+        dev = {} if backend == "numpy" else {"device": cfg.device}
+        fac = Factory(functools.partial(_problem_at, cfg, data, model), f"003-{data}-{model}")
+        out = sweep_runs(cfg, fac, algo, grid={"data_seed": list(range(S))}, rounds=R,
+                         label=f"003-{data}-{model} N=20 l2=1e-4 "
+                               f"client={type(algo.client).__name__}", backend=backend,
+                         lr=lr, local_steps=local_steps, clip=clip, **dev, **hyper)
+        _CACHE[key] = out["test_accuracy"][:, 0]
     return _CACHE[key]
+
+
+def acc(cfg, data, model, beta, *, local_steps=10, lr=GAMMA, clip=math.inf, rounds=None,
+        seed=0):
+    """Test accuracy per round of one arm on data seed ``seed`` (0 .. n_seeds - 1): a row of
+    the arm's sweep over the item's data seeds (:func:`_arm`)."""
+    S = n_seeds(cfg)
+    if not 0 <= seed < S:
+        raise DomainError("seed", seed, f"a data seed in 0 .. {S - 1} (the items' n_seeds)")
+    return _arm(cfg, data, model, beta, local_steps, lr, clip, rounds or cfg.pick(200, 50, 12),
+                S)[seed]
 
 
 BETAS = (1.0, 0.9, 0.7, 0.5)
@@ -103,13 +129,15 @@ def n_seeds(cfg) -> int:
 
 def curves(cfg, data, model, beta, **kw) -> np.ndarray:
     """Test accuracy (seeds, rounds) of :func:`acc` over the data seeds 0 .. S - 1 (split, test
-    split and run seed): every arm of an item runs on the same seeds, so its comparisons pair."""
+    split and the MLP's initial point; run seed 0): every arm of an item runs on the same seeds,
+    so its comparisons pair."""
     return np.stack([acc(cfg, data, model, beta, seed=s, **kw) for s in range(n_seeds(cfg))])
 
 
 def _seeds_note(S) -> str:
-    return (f"{S} data seeds (split, test split and run seed; the paper: one run, seed 0): the "
-            "arms share them, so every interval is the paired one")
+    return (f"{S} data seeds (split, test split and the MLP's initial point; run seed 0: the runs "
+            "draw nothing; the paper: one run, seed 0): the arms share them, so every interval "
+            "is the paired one")
 
 
 def _steps(R, betas, H):

@@ -55,7 +55,8 @@ def toy_iid():
     import toys
 
     if "iid" not in _CACHE:
-        note(data=f"{TOY}, pooled and re-split uniformly (the iid baseline)", model=TOY_MODEL)
+        note(data="the same 2-D toy (toys.seed004_toy, seed 0), pooled and re-split uniformly "
+                  "(the iid baseline)", model=TOY_MODEL)
         _CACHE["iid"] = toys.seed004_toy(seed=0, iid=True)
     return _CACHE["iid"]
 

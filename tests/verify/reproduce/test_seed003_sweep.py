@@ -1,0 +1,88 @@
+"""Seed 003's arms run on verify.sweep (one point per data seed): an item keeps its points under
+``out/.sweeps``, a rerun reads them back without running anything, an interrupted one runs only
+the missing points, and run seed 0 gives the bits of the former run seed = data seed."""
+
+import math
+
+import numpy as np
+import pytest
+
+import verify
+from verify.reproduce import seed003
+from verify.reproduce.data import NotedCache
+from verify.reproduce.registry import Config
+
+TINY = Config(tiny=True, backend="numpy")
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """An empty in-memory cache of problems and runs (as in a new process)."""
+    def clear():
+        monkeypatch.setattr(seed003, "_CACHE", NotedCache())
+    clear()
+    return clear
+
+
+def _spy(monkeypatch):
+    """The run seeds of every toys.run; ``calls.fail = True``: any run is an error."""
+    import toys
+
+    class Calls(list):
+        fail = False
+
+    calls, real = Calls(), toys.run
+
+    def run(*args, **kw):
+        if calls.fail:
+            raise AssertionError("toys.run called: a kept point was recomputed")
+        calls.append(kw["seed"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(toys, "run", run)
+    return calls
+
+
+def test_003_item_keeps_its_points_and_resumes(tmp_path, monkeypatch, fresh):
+    calls = _spy(monkeypatch)
+    first = verify.reproduce("003:fig8", out=tmp_path, config=TINY)
+    csv = (tmp_path / "003-fig8" / "results.csv").read_bytes()
+    points = sorted((tmp_path / ".sweeps").glob("003-imbalanced-logistic-*/point-*"))
+    # E in (1, 5) x (FedAvg, β .7, β .5): 6 sweeps of one point per data seed (2), run seed 0
+    assert len(points) == 12 == len(calls) and set(calls) == {0}
+    assert len({p.parent for p in points}) == 6
+    stamps = {p: p.stat().st_mtime_ns for p in points}
+
+    fresh()  # nothing in memory (a new process): every number from the kept points
+    calls.fail = True
+    again = verify.reproduce("003:fig8", out=tmp_path, config=TINY)
+    assert (tmp_path / "003-fig8" / "results.csv").read_bytes() == csv
+    assert again.rows == first.rows and {p: p.stat().st_mtime_ns for p in points} == stamps
+
+    fresh()
+    points[3].unlink()  # an interrupted item: one point missing
+    calls.fail = False
+    verify.reproduce("003:fig8", out=tmp_path, config=TINY)
+    assert calls == [0] * 13 and points[3].exists()  # only the missing point ran
+    assert (tmp_path / "003-fig8" / "results.csv").read_bytes() == csv
+
+
+@pytest.mark.parametrize("model, data, beta, clip", [("logistic", "imbalanced", 1.0, 1.0),
+                                                     ("mlp", "balanced", 0.5, math.inf)])
+def test_run_seed_0_gives_the_bits_of_run_seed_equal_data_seed(fresh, model, data, beta, clip):
+    """The former runs used run seed = data seed; the runs draw nothing (full participation,
+    full-batch steps; the MLP's initial point is the data seed's), so run seed 0 is the same."""
+    from verify.reproduce.common import run_acc
+
+    got = seed003.acc(TINY, data, model, beta, local_steps=2, clip=clip, rounds=3, seed=1)
+    algo, hyper = seed003.algorithm(beta, clip)
+    ref = run_acc(seed003.problem(TINY, data, model, 1), algo, rounds=3, seed=1,
+                  lr=seed003.GAMMA, local_steps=2, clip=clip, **hyper)
+    assert np.array_equal(got, ref.metrics["test_accuracy"])
+
+
+def test_acc_refuses_a_seed_outside_the_items_seeds(fresh):
+    from boundlab.errors import DomainError
+
+    with pytest.raises(DomainError, match="seed"):
+        seed003.acc(TINY, "balanced", "logistic", 1.0, seed=seed003.n_seeds(TINY))
