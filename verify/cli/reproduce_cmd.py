@@ -9,6 +9,10 @@ it there, and on scikit-learn's digits otherwise; the other items on their stand
 DIR`` the user's MNIST IDX / LEAF JSON / CIFAR-10 files. Every section names the data and the
 model its run used.
 
+``--list`` prints the registered items, then the papers' experiments that are not registered
+(cannot run offline), one line each with the reason (:mod:`verify.reproduce.unregistered`), for
+the papers of the selected items.
+
 Several items may be named, as separate words or comma lists (``boundlab reproduce 000:table3
 002:table1`` or ``000:table3,002:table1``; a paper such as ``004`` names its items); none names
 every item. On a terminal a progress bar on stderr counts the items (done / total, elapsed time
@@ -45,7 +49,10 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["register"]
+__all__ = ["UNREGISTERED_HEAD", "register"]
+
+#: the line of ``--list`` that starts the experiments with no registered item
+UNREGISTERED_HEAD = "not registered (cannot run offline):"
 
 
 def register(sub) -> None:
@@ -77,7 +84,9 @@ def register(sub) -> None:
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="how the seed / grid loops run (verify.sweep): local, or Dask "
                         "distributed (pip install boundlab[dask])")
-    p.add_argument("--list", action="store_true", help="list the registered items and exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the registered items, then the experiments that are not "
+                        "registered (with the reason), and exit")
     p.add_argument("--force", action="store_true",
                    help="rerun selected items already finished in --out (their folders are "
                         "replaced only when boundlab's manifest lists them)")
@@ -104,8 +113,7 @@ def _run(args) -> int:
 
     exps = select_many(args.selection)
     if args.list:
-        for e in exps:
-            print(f"{e.id:<12} {e.ref}: {e.title}")
+        _print_list(exps)
         return 0
     check_data(args.data, "--data")
     cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
@@ -136,6 +144,19 @@ def _run(args) -> int:
               f"{n['skipped']} skipped (already done), {n['error']} error(s); "
               f"report: {os.path.join(args.out, 'report.md')}")
     return code
+
+
+def _print_list(exps) -> None:
+    """The registered items ``exps``, then the unregistered experiments of their papers."""
+    from verify.reproduce.unregistered import for_papers
+
+    for e in exps:
+        print(f"{e.id:<12} {e.ref}: {e.title}")
+    missing = for_papers({e.paper for e in exps})
+    if missing:
+        print(f"\n{UNREGISTERED_HEAD}")
+        for u in missing:
+            print(f"{u.paper:<12} {u.ref}: {u.reason}")
 
 
 def _counts(status) -> dict:

@@ -1,6 +1,8 @@
 """The registry of reproduced experiments: one :class:`Experiment` per figure / table of the
 papers' §6 that runs offline, each returning a :class:`Result` (tidy rows, a figure, and
-:class:`Claim` s that put the paper's reported numbers beside ours under a stated rule).
+:class:`Claim` s that put the paper's reported numbers beside ours under a stated rule). The
+experiments that cannot run offline are :data:`NOT_REGISTERED`, each with the reason
+(:mod:`verify.reproduce.unregistered`).
 
 Example
 -------
@@ -22,8 +24,11 @@ from dataclasses import dataclass, field
 
 from boundlab.errors import UnknownNameError
 
+from .unregistered import NOT_REGISTERED, Unregistered
+
 __all__ = ["Claim", "Config", "Experiment", "OUTCOMES", "Result", "TIE_RULE", "experiments",
-           "get", "order", "register", "select", "PAPERS", "SIZES", "RegistrationError"]
+           "get", "order", "register", "select", "PAPERS", "SIZES", "RegistrationError",
+           "NOT_REGISTERED", "Unregistered"]
 
 PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
           "001": "Ben Mansour, Duplessis, Carenini, Naccache (BM-B)",

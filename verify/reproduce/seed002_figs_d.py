@@ -16,8 +16,9 @@ E[p_n] = 0.1, p_min = 0.02; 10 000 rounds as CIFAR-10; K -> infinity as the pape
 over several seeds (the paper shows one run), the seeds stacked as extra clients so nothing
 loops over clients.
 
-Not registered, with the reason (no list of unregistered experiments exists elsewhere:
-:data:`NOT_REGISTERED` is this module's):
+Not registered, with the reason (:data:`NOT_REGISTERED`: paper 002's entries of
+:data:`verify.reproduce.unregistered.NOT_REGISTERED`, which ``boundlab reproduce --list``
+prints; Table 1's other columns and Table C.4.1 are there too):
 
 - the data sets of Figs D.2.1-D.2.4 (SVHN, CIFAR-10, CIFAR-100, CINIC-10) need downloads and the
   paper's CNNs GPU-days; ``002:figD2`` runs their experiment on the stand-in instead;
@@ -37,13 +38,9 @@ from .registry import Result, register
 from .seed000 import _fig
 from .seed002 import METHODS, RESOLUTION, STAND_IN, Settings, rounds
 from .stats import as_claim, decide, power_note, relation
+from .unregistered import as_dict
 
-NOT_REGISTERED = {
-    "FedAU Figs D.2.1-D.2.4 on their own data": "SVHN / CIFAR-10 / CIFAR-100 / CINIC-10 need "
-    "downloads and the CNNs GPU-days; 002:figD2 runs the experiment on the offline stand-in",
-    "FedAU Fig. D.2.3's jump at round 10 000": "the CIFAR-100 step-size decay schedule of a "
-    "20 000-round run, with no counterpart on the stand-in",
-}
+NOT_REGISTERED = as_dict("002")  # {ref: reason}: a view of the public list
 LOSS_RES = 0.005  # training loss (nats): smaller differences are ties
 METRICS = (("train_loss", "training loss", "<", LOSS_RES, 1.0, ""),
            ("train_accuracy", "training accuracy", ">", RESOLUTION, 100.0, " pp"),

@@ -20,8 +20,9 @@ here as App. C.7 describes it, T = 50 rounds, beta in {0.5, 0.7} against FedAvg,
 accuracies, which is the accuracy on the pooled test split), and several data seeds so that each
 comparison is decided by a paired interval. Step size and model as :mod:`.seed003`.
 
-Not registered, with the reason (no list of unregistered experiments exists elsewhere:
-:data:`NOT_REGISTERED` is this module's):
+Not registered, with the reason (:data:`NOT_REGISTERED`: paper 003's entries of
+:data:`verify.reproduce.unregistered.NOT_REGISTERED`, which ``boundlab reproduce --list``
+prints; the CIFAR-10 columns of Table 1 are there too):
 
 - the CIFAR-10 and CIFAR-100 panels of Figs 6 and 7 (downloads); the stand-in data stand for
   the FEMNIST panel and are the only offline set;
@@ -39,14 +40,11 @@ from .registry import Result, register
 from .seed000 import _fig
 from .seed003 import RES_ACC, STAND_IN, TARGET, acc
 from .stats import as_claim, combine, decide, power_note
+from .unregistered import as_dict
 
 __all__ = ["NOT_REGISTERED", "fig6", "fig7", "fig8", "grids", "network", "split"]
 
-NOT_REGISTERED = {
-    "BC Figs 6-7, CIFAR-10 and CIFAR-100 panels": "CIFAR-10 / CIFAR-100 need downloads; the "
-    "offline stand-in stands for the FEMNIST panel",
-    "BC Figs 9, 11, 13 (CIFAR-10 twins of Figs 3/8, 10, 12)": "CIFAR-10 needs a download",
-}
+NOT_REGISTERED = as_dict("003")  # {ref: reason}: a view of the public list
 GRAPH_STAND_IN = (f"{DIGITS}, the FEMNIST-digits stand-in (MNIST-5k with --data mnist5k); "
                   "no model: the clients' similarity graph only; C = 100 clients")
 LOG_RES = 0.05  # decades of mis: smaller differences of a mean log10 mis are ties

@@ -12,7 +12,7 @@ from verify.reproduce.registry import OUTCOMES, experiments, get
 
 def test_list_names_every_item_with_the_papers_reference(capsys):
     assert main(["reproduce", "--list"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.split("\n\n")[0].splitlines()  # then the unregistered
     exps = experiments()
     assert len(lines) == len(exps)
     for line, e in zip(lines, exps):
