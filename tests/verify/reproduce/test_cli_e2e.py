@@ -68,7 +68,7 @@ def test_bad_out_exits_2_with_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("BOUNDLAB_SLOW_TESTS") != "1",
-                    reason="the quick set takes about 9 min of CPU; set BOUNDLAB_SLOW_TESTS=1")
+                    reason="the quick set takes about 4.5 min of CPU; set BOUNDLAB_SLOW_TESTS=1")
 def test_every_quick_item_runs_end_to_end(tmp_path):
     assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
     for e in experiments():
