@@ -42,6 +42,9 @@ def test_item_runs_end_to_end_at_tiny_size(out, item):
         rec.section
     # its power (seeds and resolution, or why no interval) and the rule naming 'inconclusive'
     assert "- Power: " in rec.section and "*inconclusive*" in rec.section, item
+    # the data and model the run used, and its departures from the paper, each named
+    for label in ("*Data:* ", "*Model:* ", "*Stand-in and departures from the paper:* "):
+        assert label in rec.section, (item, label)
     for c in meta["claims"]:
         assert c["outcome"] != "inconclusive" or c["how"], (item, c)  # says what would decide
 
