@@ -1,5 +1,6 @@
-"""Shared pieces of :mod:`benchmarks.engine`: the benchmark problem and its data, the
-per-client reference loop and the timers."""
+"""Shared pieces of :mod:`benchmarks.engine` and its device benchmark
+(:mod:`benchmarks._engine_device`): the benchmark problem and its data, the per-client
+reference loop and the timers."""
 
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ import time
 
 import numpy as np
 
-TAU, LR, L2 = 5, 0.1, 1e-2
+from benchmarks._engine_common import L2, LR, TAU, _problem
+
 GB80 = 80e9
 
 
@@ -66,16 +67,6 @@ def _args(argv):
     if not args.clients or min(*args.clients, args.rounds, args.repeat) < 1:
         raise _BadInput("--clients, --rounds and --repeat must be >= 1")
     return args
-
-
-def _problem(N, n, d, seed=0):
-    """A binary ridge-logistic problem with equal client sizes (host data, numpy and torch)."""
-    from toys.problems.logistic import Logistic
-
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, n, d)) / np.sqrt(d)
-    y = (rng.random((N, n)) < 1 / (1 + np.exp(-X @ rng.standard_normal(d)))).astype(float)
-    return Logistic(X, y, np.ones((N, n), dtype=bool), l2=L2, name=f"bench-{N}x{n}x{d}")
 
 
 class _DeviceLogistic:

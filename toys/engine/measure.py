@@ -29,7 +29,7 @@ __all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer"
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
 # order of ``toys.engine.trace.STEP_FIELDS``)
 SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM = range(10)
-N_STEP, N_ROWS = 8, 10
+N_STEP, N_ROWS = 8, DSUM + 1
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")

@@ -128,10 +128,11 @@ def cnn_table(cfg) -> Result:
     claims, d = _cnn_claims(names, res, vals)
     fig = _cnn_figure(names, curves)
     _, _, what = images(cfg, 0)
+    hidden = cfg.pick(128, 32, 16)
     return Result(rows, claims, fig, data=what, model="FedAU's small CNN (two conv layers, two "
-                  f"fully connected layers, hidden width {cfg.pick(128, 32, 16)})",
-                  setup=f"{what}; N = {cfg.pick(100, 20, 4)} clients, {R} "
-                  f"rounds, {S} seed(s), CNN hidden width {cfg.pick(128, 32, 16)}, backend "
+                  f"fully connected layers, hidden width {hidden})",
+                  setup=f"{what}; N = {N} clients, {R} "
+                  f"rounds, {S} seed(s), CNN hidden width {hidden}, backend "
                   f"{backend}, server step sizes x {scale:g} (N / {N_PAPER})", notes=[
                       power_note(S, RESOLUTION * 100, [d.width * 100], " pp", paired=True),
                       "The paper's numbers are SVHN / CIFAR-10 at 2 000 / 10 000 rounds; only "

@@ -82,10 +82,6 @@ def algorithm(beta, clip=math.inf):
     return dataclasses.replace(a, client=ClippedBeta()), {"beta": beta}
 
 
-def _problem_at(cfg, data, model, seed):
-    return problem(cfg, data, model, seed)
-
-
 def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
     """Test accuracy (S, R) of one arm over the data seeds 0 .. S - 1: one :func:`sweep_runs`
     over them (grid ``data_seed``: ``cfg.executor``, local or Dask; resumable point by point
@@ -97,7 +93,7 @@ def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
         algo, hyper = algorithm(beta, clip)
         backend = "numpy" if model == "logistic" else torch_backend(cfg)
         dev = {} if backend == "numpy" else {"device": cfg.device}
-        fac = Factory(functools.partial(_problem_at, cfg, data, model), f"003-{data}-{model}")
+        fac = Factory(functools.partial(problem, cfg, data, model), f"003-{data}-{model}")
         out = sweep_runs(cfg, fac, algo, grid={"data_seed": list(range(S))}, rounds=R,
                          label=f"003-{data}-{model} N=20 l2=1e-4 "
                                f"client={type(algo.client).__name__}", backend=backend,
