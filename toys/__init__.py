@@ -54,7 +54,9 @@ __all__ = [  # sorted
     "participation",
     "quadratic",
     "run",
+    "run_many",
     "seed004_toy",
+    "stack",
 ]
 
 _LAZY = {
@@ -73,6 +75,8 @@ _LAZY = {
     "make": "toys.problems.registry",
     "names": "toys.problems.registry",
     "run": "toys.engine.run",
+    "run_many": "toys.engine.population",
+    "stack": "toys.problems.stacked",
     "Trace": "toys.engine.trace",
     "ALGORITHMS": "toys.algorithms.registry",
     "Algorithm": "toys.algorithms.base",

@@ -24,7 +24,8 @@ import numpy as np
 from array_api_compat import array_namespace, is_numpy_array
 
 __all__ = ["array_namespace", "argsort_desc", "broadcast_rows", "count", "is_numpy", "item",
-           "normalise", "one_blas_thread", "one_cpu_thread", "sqnorm_rows", "to_numpy"]
+           "normalise", "one_blas_thread", "one_cpu_thread", "per_instance", "sqnorm_rows",
+           "to_numpy", "wdot", "wsum"]
 
 
 def is_numpy(x) -> bool:
@@ -80,14 +81,70 @@ def to_numpy(x) -> np.ndarray:
 
 
 def broadcast_rows(x, n: int):
-    """``x`` (d,) repeated as a fresh (n, d) array of the same backend.
+    """``x`` (..., d) repeated as a fresh (..., n, d) array of the same backend (a leading
+    population axis, if any, is kept: :func:`toys.run_many`).
 
     >>> broadcast_rows(np.array([1.0, 2.0]), 2).tolist()
     [[1.0, 2.0], [1.0, 2.0]]
+    >>> broadcast_rows(np.zeros((3, 2)), 4).shape
+    (3, 4, 2)
     """
     if is_numpy_array(x):
-        return np.repeat(x[None, :], n, axis=0)
-    return x.unsqueeze(0).repeat(n, 1)
+        return np.repeat(x[..., None, :], n, axis=-2)
+    return x.unsqueeze(-2).repeat(*([1] * (x.ndim - 1)), n, 1)
+
+
+def wsum(a, X):
+    """sum_n a_n X_n over the client axis: ``a`` (..., N), ``X`` (..., N, d) -> (..., d).
+
+    Every instance of a population gets the bits of its own unbatched product: numpy's
+    stacked ``matmul`` runs the (1, N) x (N, d) product of ``a @ X`` slice by slice; on torch
+    (whose batched and single products may sum in other orders) it is the elementwise product
+    summed over the clients, whose order does not depend on the batch (tested).
+
+    >>> wsum(np.array([0.5, 0.25]), np.eye(2)).tolist()
+    [0.5, 0.25]
+    >>> wsum(np.array([[1.0, 0.0], [0.0, 2.0]]), np.ones((2, 2, 3))).tolist()
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
+    if is_numpy_array(X):
+        if a.ndim == 1:
+            return a @ X
+        return np.matmul(a[..., None, :], X)[..., 0, :]
+    return (a[..., :, None] * X).sum(dim=-2)
+
+
+def wdot(a, v):
+    """sum_n a_n v_n over the last axis: ``a`` (..., N) or (N,), ``v`` (..., N) -> (...).
+
+    The bits of ``a @ v`` per instance (numpy: a (1, N) x (N, 1) product per slice; torch: the
+    elementwise product summed, as :func:`wsum`).
+
+    >>> float(wdot(np.array([0.5, 0.5]), np.array([1.0, 3.0])))
+    2.0
+    >>> wdot(np.array([0.5, 0.5]), np.array([[1.0, 3.0], [0.0, 2.0]])).tolist()
+    [2.0, 1.0]
+    """
+    if is_numpy_array(v):
+        if a.ndim == 1 and v.ndim == 1:
+            return a @ v
+        return np.matmul(v[..., None, :], a[..., :, None])[..., 0, 0]
+    return (a * v).sum(dim=-1)
+
+
+def per_instance(v, like):
+    """A per-instance value ``v`` (a scalar, or an array of the population's shape (B,))
+    shaped to broadcast against ``like`` (B, ...): trailing axes of length 1 added.
+
+    >>> per_instance(np.array([1.0, 2.0]), np.zeros((2, 3, 4))).shape
+    (2, 1, 1)
+    >>> per_instance(0.5, np.zeros((2, 3)))
+    0.5
+    """
+    nd = getattr(v, "ndim", 0)
+    if nd == 0:
+        return v
+    return v.reshape(tuple(v.shape) + (1,) * (like.ndim - nd))
 
 
 def argsort_desc(x):
@@ -102,13 +159,16 @@ def argsort_desc(x):
 
 
 def normalise(a):
-    """``a / sum(a)``, or zeros when the sum is not positive.
+    """``a / sum(a)`` along the last axis (each instance of a population on its own), or
+    zeros when the sum is not positive.
 
     >>> normalise(np.array([1.0, 3.0])).tolist(), normalise(np.zeros(2)).tolist()
     ([0.25, 0.75], [0.0, 0.0])
+    >>> normalise(np.array([[1.0, 1.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.5], [0.0, 0.0]]
     """
     xp = array_namespace(a)
-    s = xp.sum(a)
+    s = xp.sum(a, axis=-1, keepdims=True)
     return xp.where(s > 0, a / xp.where(s > 0, s, 1.0), 0.0 * a)
 
 

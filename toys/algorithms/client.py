@@ -61,6 +61,7 @@ class LocalSteps:
     prox: float = 0.0
 
     hyper_names = ("lr", "local_steps", "batch_size", "prox")
+    batched = True  # runs on a population's leading axis (toys.run_many)
 
     def bind(self, hyper, setup):
         """Bind lr (required), local_steps, batch_size and prox (``prox=None`` on the piece:
@@ -86,8 +87,10 @@ class LocalSteps:
         return ()
 
     def round_lrs(self, round):
+        """The round's step sizes: (tau,), or (B, tau) for a population with one schedule
+        per instance (:func:`toys.run_many`)."""
         tau = self.local_steps
-        return self.lrs[round * tau:(round + 1) * tau]
+        return self.lrs[..., round * tau:(round + 1) * tau]
 
     def update(self, state, *, x, oracle, round, rng, mask, start=None, grads=None,
                observer=None, **_):
@@ -120,6 +123,7 @@ class BetaPerturbed(LocalSteps):
                        degree=setup.asarray(g["degree"]))
 
     first_grad_at_x = False  # step 0 takes the gradient at beta x + (1 - beta) u_i
+    batched = False  # not yet on a population's leading axis
 
     def init(self, x, n_clients):
         return broadcast_rows(x, n_clients)
@@ -146,6 +150,11 @@ def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float 
     observer sees full (N, d) stacks, as with :func:`local_update`.
     """
     N = oracle.n_clients
+    if getattr(mask, "ndim", 1) > 1:  # a population (toys.run_many): every client computes,
+        W0 = broadcast_rows(x, N) if W0 is None else W0  # absent rows are put back at x
+        W = local_update(oracle, x, lrs, rng, batch_size, prox, beta, U, observer, G0, W0,
+                         steps, shift)
+        return array_namespace(W).where(mask[..., None], W, W0)
     n_part = count(mask)
     subset = getattr(oracle, "subset", None)
     idx = _nonzero(mask) if n_part < N and callable(subset) else None
@@ -216,8 +225,9 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
         if W is not None:
             return W
     W = broadcast_rows(x, oracle.n_clients) if W0 is None else W0
-    for k, lr in enumerate(lrs):
-        lr = float(lr)
+    xc = x[..., None, :]  # the server model against the client rows
+    for k in range(_n_steps(lrs)):
+        lr = _step_size(lrs, k, W)
         if k == 0 and G0 is not None:
             G = G0
         else:
@@ -225,7 +235,7 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
             G = oracle.minibatch_grads(P, rng, batch_size)
         if shift is not None:
             G = G + shift
-        step = G if prox == 0.0 else G + prox * (W - x)
+        step = G if prox == 0.0 else G + prox * (W - xc)
         if steps is None:
             W = W - lr * step
         else:
@@ -235,10 +245,26 @@ def local_update(oracle, x, lrs, rng, batch_size=None, prox: float = 0.0,
     return W
 
 
+def _n_steps(lrs) -> int:
+    """The number of local steps of a round's step sizes: (tau,) or, per instance of a
+    population, (B, tau)."""
+    return int(getattr(lrs, "shape", (len(lrs),))[-1])
+
+
+def _step_size(lrs, k, W):
+    """Step k's size: a Python float, or per instance (B, 1, 1) on W's backend and dtype."""
+    if getattr(lrs, "ndim", 1) == 1:
+        return float(lrs[k])
+    v = lrs[:, k]
+    if not is_numpy(W):
+        v = array_namespace(W).asarray(np.asarray(v), dtype=W.dtype, device=W.device)
+    return v[:, None, None]
+
+
 def _masked_step(W, lr_step, G, on):
     """(W - lr_step, G) on the rows where ``on``; (W, 0) on the others."""
     xp = array_namespace(W)
-    return xp.where(on[:, None], W - lr_step, W), xp.where(on[:, None], G, 0.0)
+    return xp.where(on[..., None], W - lr_step, W), xp.where(on[..., None], G, 0.0)
 
 
 _FUSED_RECORD_BYTES = 1 << 28  # largest per-step stacks (W_k and G_k, k < tau) kept for an observer

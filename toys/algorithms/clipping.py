@@ -75,6 +75,8 @@ class ClippedSteps(LocalSteps):
     """``LocalSteps`` with per-client gradient clipping at norm ``clip`` (hyper-parameter
     ``clip`` > 0, ``math.inf`` = no clipping, the default)."""
 
+    batched = False  # not yet on a population's leading axis (toys.run_many)
+
     clip: float = math.inf
     hyper_names = LocalSteps.hyper_names + ("clip",)
 

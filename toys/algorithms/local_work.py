@@ -160,6 +160,8 @@ class HeteroSteps(LocalSteps):
     """LocalSteps with per-client local work (``work``: :class:`LocalWork`): client i does
     tau_i(r) of the round's ``local_steps`` steps (a step mask over the client axis)."""
 
+    batched = False  # not yet on a population's leading axis (toys.run_many)
+
     work: LocalWork | None = None
     hyper_names = LocalSteps.hyper_names + WORK_NAMES
 

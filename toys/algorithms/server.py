@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .._array import array_namespace, count
+from .._array import array_namespace, count, wsum
 from ._hyper import value
 
 
@@ -49,17 +49,19 @@ class WeightedStep(_ServerLR):
     """x + server_lr * (weights @ deltas)."""
 
     server_lr: float = 1.0
+    batched = True
 
     def init(self, x, n_clients):
         return ()
 
     def update(self, state, *, x, deltas, weights, mask, p, round):
-        return x + self.server_lr * (weights @ deltas), state
+        return x + self.server_lr * wsum(weights, deltas), state
 
 
 def _zeros_like_rows(x, n):
     xp = array_namespace(x)
-    return xp.zeros((n, x.shape[0]), dtype=x.dtype, device=getattr(x, "device", None))
+    return xp.zeros((*x.shape[:-1], n, x.shape[-1]), dtype=x.dtype,
+                    device=getattr(x, "device", None))
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,14 @@ class MIFAStep(_ServerLR):
     """
 
     server_lr: float = 1.0
+    batched = True
 
     def init(self, x, n_clients):
         return _zeros_like_rows(x, n_clients)
 
     def update(self, state, *, x, deltas, weights, mask, p, round):
-        Y = array_namespace(x).where(mask[:, None], deltas, state)
-        return x + self.server_lr * (p @ Y), Y
+        Y = array_namespace(x).where(mask[..., None], deltas, state)
+        return x + self.server_lr * wsum(p, Y), Y
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class FedVarpStep(_ServerLR):
     """
 
     server_lr: float = 1.0
+    batched = True
 
     def init(self, x, n_clients):
         return _zeros_like_rows(x, n_clients)
@@ -106,6 +110,11 @@ class FedVarpStep(_ServerLR):
     def update(self, state, *, x, deltas, weights, mask, p, round):
         if count(mask) == 0:
             return x, state
-        v = p @ state + weights @ (deltas - state)
-        Y = array_namespace(x).where(mask[:, None], deltas, state)
-        return x + self.server_lr * v, Y
+        xp = array_namespace(x)
+        v = wsum(p, state) + wsum(weights, deltas - state)
+        Y = xp.where(mask[..., None], deltas, state)
+        if mask.ndim == 1:
+            return x + self.server_lr * v, Y
+        some = xp.any(mask, axis=-1)  # per instance: no move and no memory update without S
+        return (xp.where(some[..., None], x + self.server_lr * v, x),
+                xp.where(some[..., None, None], Y, state))

@@ -73,6 +73,7 @@ class FedAvgWeights:
     p: object = None
     graph: bool = False
     needs_losses = False
+    batched = True
 
     def bind(self, hyper, setup):
         """``graph=True``: p = the degrees of seed 003's graph (:mod:`toys.algorithms.beta`)."""
@@ -106,6 +107,7 @@ class MaskedP:
     """
 
     needs_losses = False
+    batched = True
 
     def init(self, n_clients):
         return ()
@@ -125,13 +127,17 @@ class ScaledParticipating:
     """
 
     needs_losses = False
+    batched = True
 
     def init(self, n_clients):
         return ()
 
     def update(self, state, *, losses, p, mask, round):
         xp = array_namespace(p)
-        return xp.where(mask, p, 0.0) * (mask.shape[0] / max(count(mask), 1)), state
+        if mask.ndim == 1:
+            return xp.where(mask, p, 0.0) * (mask.shape[0] / max(count(mask), 1)), state
+        n = xp.sum(xp.astype(mask, p.dtype), axis=-1, keepdims=True)  # per instance
+        return xp.where(mask, p, 0.0) * (mask.shape[-1] / xp.maximum(n, 1.0)), state
 
 
 def resolve_k(k, n_clients: int) -> int:
@@ -149,11 +155,13 @@ def resolve_k(k, n_clients: int) -> int:
 # ------------------------------------------------------------------ the loss-weighted rules
 def _argmax_split(xp, s, mask):
     s = xp.where(mask, s, _NEG_INF)
-    J = (s == xp.max(s)) & mask
+    J = (s == xp.max(s, axis=-1, keepdims=True)) & mask
     return normalise(xp.astype(J, s.dtype))
 
 
 def _top_k(xp, s, mask, k):
+    if mask.ndim > 1:
+        return _top_k_rows(xp, s, mask, k)
     k_eff = min(int(k), count(mask))
     out = xp.zeros_like(s)
     if k_eff == 0:
@@ -163,13 +171,26 @@ def _top_k(xp, s, mask, k):
     return out
 
 
+def _top_k_rows(xp, s, mask, k):
+    """:func:`_top_k` of every instance of a population: 1/k_eff on the k_eff = min(k, |S|)
+    first clients of the stable decreasing order."""
+    order = argsort_desc(xp.where(mask, s, _NEG_INF))
+    rank = argsort_desc(-xp.astype(order, s.dtype))  # the position of each client in order
+    n = xp.sum(xp.astype(mask, s.dtype), axis=-1, keepdims=True)
+    k_eff = xp.minimum(n, float(int(k)))
+    return xp.where(xp.astype(rank, s.dtype) < k_eff, 1.0 / xp.maximum(k_eff, 1.0), 0.0)
+
+
 def _soft(xp, x, p, mask, sign, inv_t):
     if not bool(xp.any(mask)):
-        return xp.zeros_like(p)
+        return xp.zeros_like(p * x)
     z = xp.log(xp.where(mask, p, 1.0)) + (sign * inv_t) * x
     z = xp.where(mask, z, _NEG_INF)
-    e = xp.where(mask, xp.exp(z - xp.max(z)), 0.0)
-    return e / xp.sum(e)
+    some = xp.any(mask, axis=-1, keepdims=True)  # per instance (all True off a population)
+    zmax = xp.where(some, xp.max(z, axis=-1, keepdims=True), 0.0)
+    e = xp.where(mask, xp.exp(z - zmax), 0.0)
+    s = xp.sum(e, axis=-1, keepdims=True)
+    return xp.where(some, e / xp.where(some, s, 1.0), 0.0)
 
 
 def alpha_of(name: str, x, p, mask, inv_temperature: float = 1.0, k: int = 1):
@@ -221,6 +242,7 @@ class LossWeighted:
     offsets: object = None
     loss_point: str = "global"
     needs_losses = True
+    batched = True
     hyper_names = ("temperature", "inv_temperature", "k", "loss_offset", "score_point")
 
     def bind(self, hyper, setup):
@@ -265,6 +287,7 @@ class Hybrid:
     rules: tuple = ()
     switch_rounds: tuple = ()
     needs_losses = True
+    batched = True
     hyper_names = ("rules", "switch_round", "temperature", "inv_temperature", "k",
                    "loss_offset", "score_point")
 
@@ -316,6 +339,7 @@ class Anneal:
     decay: float = 0.9
     mix_rounds: int = 10
     needs_losses = True
+    batched = True
     hyper_names = ("rule", "schedule", "decay", "mix_rounds", "temperature",
                    "inv_temperature", "k", "loss_offset", "score_point")
 

@@ -20,11 +20,12 @@ import math
 import numpy as np
 from array_api_compat import device
 
-from .._array import array_namespace, is_numpy, item, sqnorm_rows
+from .._array import array_namespace, is_numpy, item, sqnorm_rows, wdot, wsum
 from ..algorithms.weights import rho
 
 __all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
-           "grad_norms_at", "losses_at", "state_grads", "state_losses", "state_metrics", "zeta_obs"]
+           "grad_norms_at", "grad_values", "loss_values", "losses_at", "state_grads",
+           "state_losses", "state_metrics", "zeta_obs"]
 
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
 # order of ``toys.engine.trace.STEP_FIELDS``)
@@ -49,23 +50,40 @@ def state_metrics(ctx, S, j, x, W0):
 def state_losses(ctx, S, j, x, L=None):
     """loss, gap and dist2 at x into column j of ``S`` (from the client losses ``L`` at x
     when already computed); returns the client losses."""
-    xp = array_namespace(x)
     L = ctx.oracle.losses(x) if L is None else L
-    F = ctx.p @ L
+    F, gap, dist2 = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star)
     S[0, j] = F
-    if ctx.x_star is not None:
-        S[1, j] = F - ctx.F_star
-        dx = x - ctx.x_star
-        S[2, j] = xp.sum(dx * dx)
+    if gap is not None:
+        S[1, j], S[2, j] = gap, dist2
     return L
+
+
+def loss_values(p, L, x, x_star, F_star, summed: bool = False):
+    """(F, gap, dist2) at the server points ``x`` (..., d) from the client losses ``L``
+    (..., N) there: F = sum_i p_i L_i (``summed``: the elementwise products summed, the form
+    of a batch of points, :mod:`toys.engine.settle`), F - F* and ||x - x*||^2 (None, None
+    without an optimum). One implementation for :func:`toys.run` and :func:`toys.run_many`
+    (leading axes: instances)."""
+    xp = array_namespace(L)
+    F = xp.sum(L * p, axis=-1) if summed else wdot(p, L)
+    if x_star is None:
+        return F, None, None
+    dx = x - x_star
+    return F, F - F_star, xp.sum(dx * dx, axis=-1)
 
 
 def state_grads(ctx, S, j, G):
     """||grad F||^2 and max_i ||grad F_i - grad F|| from the client gradients G at x."""
+    S[3, j], S[4, j] = grad_values(ctx.p, G)
+
+
+def grad_values(p, G):
+    """(||grad F||^2, max_i ||grad F_i - grad F||) from the client gradients ``G`` (..., N, d)
+    at a server point (leading axes: instances, as :func:`loss_values`)."""
     xp = array_namespace(G)
-    gF = ctx.p @ G
-    S[3, j] = xp.sum(gF * gF)
-    S[4, j] = xp.sqrt(xp.max(sqnorm_rows(G - gF[None, :])))
+    gF = wsum(p, G)
+    return (xp.sum(gF * gF, axis=-1),
+            xp.sqrt(xp.max(sqnorm_rows(G - gF[..., None, :]), axis=-1)))
 
 
 def grad_norms_at(ctx, P):

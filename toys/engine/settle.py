@@ -25,7 +25,7 @@ import math
 
 from .._array import array_namespace
 from ..algorithms.weights import rho
-from .measure import DISC, DMAX, DMEAN, DSUM, G2, N_STEP, RHO, RI, SHADOW, losses_at
+from .measure import DISC, DMAX, DMEAN, DSUM, G2, N_STEP, RHO, RI, SHADOW, loss_values, losses_at
 
 __all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "settle", "summaries"]
 
@@ -86,7 +86,8 @@ def _points(ctx, rounds, buffers, P, A):
     average's weights of each point's round) into the rounds' buffers."""
     xp = array_namespace(P)
     Lv = losses_at(ctx.oracle, P)  # (M, N)
-    F = xp.sum(Lv * ctx.p[None, :], axis=1)  # row by row: the bits do not depend on M
+    F = loss_values(ctx.p[None, :], Lv, None, None, None, summed=True)[0]  # row by row: the
+    # bits do not depend on M
     gap = None if ctx.x_star is None else F - ctx.F_star
     rh = None
     if ctx.F_star_i is not None:

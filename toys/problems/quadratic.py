@@ -27,6 +27,33 @@ from .base import FederatedProblem
 __all__ = ["Quadratic", "quadratic"]
 
 
+def quad_losses(A, c, b, W):
+    """F_i(w_i) = 1/2 (w_i - c_i)^T A_i (w_i - c_i) + b_i for client points ``W`` (..., N, d)
+    with ``A`` (..., N, d, d), ``c`` (..., N, d), ``b`` (..., N): one formula for the numpy
+    problem, its torch oracle and a population of quadratics (:mod:`toys.problems.stacked`),
+    written so that every instance of a population gets the bits of its own problem (numpy:
+    stacked products slice by slice and row sums; torch: elementwise products and row sums).
+
+    >>> import numpy as np
+    >>> quad_losses(np.eye(2)[None], np.zeros((1, 2)), np.ones(1), np.ones((1, 2))).tolist()
+    [2.0]
+    """
+    D = W - c
+    AD = quad_grads(A, c, W, D)
+    if isinstance(D, np.ndarray):
+        return 0.5 * np.sum(D * AD, axis=-1) + b
+    return 0.5 * (D * AD).sum(dim=-1) + b
+
+
+def quad_grads(A, c, W, D=None):
+    """grad F_i(w_i) = A_i (w_i - c_i) for client points ``W`` (..., N, d) (see
+    :func:`quad_losses`)."""
+    D = W - c if D is None else D
+    if isinstance(D, np.ndarray):
+        return np.matmul(A, D[..., None])[..., 0]
+    return (A * D.unsqueeze(-2)).sum(dim=-1)
+
+
 class Quadratic(FederatedProblem):
     """Clients F_i(x) = 1/2 (x - c_i)^T A_i (x - c_i) + b_i with symmetric PSD A_i.
 
@@ -91,12 +118,10 @@ class Quadratic(FederatedProblem):
 
     # ----------------------------------------------------------------- batched pieces
     def losses(self, W):
-        D = self._broadcast(W) - self.c
-        return 0.5 * np.einsum("ni,nij,nj->n", D, self.A, D) + self.b
+        return quad_losses(self.A, self.c, self.b, self._broadcast(W))
 
     def grads(self, W):
-        D = self._broadcast(W) - self.c
-        return np.matmul(self.A, D[..., None])[..., 0]
+        return quad_grads(self.A, self.c, self._broadcast(W))
 
     def hvps(self, W, V):
         V = self._broadcast(V)

@@ -306,20 +306,26 @@ class QuadraticOracle(ClientSubset):
         self.ops = ops
         self.A, self.c, self.b = (ops.asarray(arr[k]) for k in ("A", "c", "b"))
         self.noise_std = float(arr.get("noise_std", 0.0))
-        self.n_clients, self.dim = self.c.shape
+        self.n_clients, self.dim = self.c.shape[-2:]
 
     _client_arrays = ("A", "c", "b")
 
     def _bc(self, W):
-        return W.unsqueeze(0).expand(self.n_clients, -1) if W.dim() == 1 else W
+        """A server point (..., d) as every client's row (..., N, d); client rows as they
+        are (a population's arrays carry a leading instance axis)."""
+        if W.dim() == self.c.dim() - 1:
+            return W.unsqueeze(-2).expand(*W.shape[:-1], self.n_clients, W.shape[-1])
+        return W
 
     def losses(self, W):
-        D = self._bc(W) - self.c
-        return 0.5 * self.ops.torch.einsum("ni,nij,nj->n", D, self.A, D) + self.b
+        from toys.problems.quadratic import quad_losses
+
+        return quad_losses(self.A, self.c, self.b, self._bc(W))
 
     def grads(self, W):
-        D = self._bc(W) - self.c
-        return self.ops.torch.matmul(self.A, D.unsqueeze(-1))[..., 0]
+        from toys.problems.quadratic import quad_grads
+
+        return quad_grads(self.A, self.c, self._bc(W))
 
     def minibatch_grads(self, W, gen, batch_size):
         G = self.grads(W)

@@ -1,0 +1,158 @@
+"""toys.run_many: every instance of a population equals its own toys.run, bit for bit.
+
+The reference is toys.run itself (record="round", the same state metrics), one instance at a
+time: nothing here is computed by the population code and then compared with itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toys
+from boundlab.errors import DomainError, UnknownNameError
+from toys.engine.population import run_many
+
+B, N, D, R = 4, 5, 3, 6
+STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
+
+# every algorithm whose pieces are batched, with the hyper-parameters it needs
+BATCHED = {
+    "fedavg": {}, "fedprox": {"prox": 0.3}, "fedprox-bc": {"prox": 0.3},
+    "fedmax": {}, "fedmax-k": {"k": 2}, "fedsoftmax": {"temperature": 0.7},
+    "fedbetter": {}, "fedbetter-k": {"k": 2}, "fedsoftbetter": {"temperature": 0.7},
+    "hybrid": {"switch_round": 2}, "anneal": {}, "average-participating": {},
+    "mifa": {}, "fedvarp": {},
+}
+NOT_BATCHED = ("beta", "fedau", "scaffold", "fednova", "fedadam", "poc", "fedavg-hetero")
+
+
+def _problems(seed0=0, **kw):
+    return [toys.quadratic(n_clients=N, dim=D, L=4.0, mu=0.5, seed=seed0 + s, **kw)
+            for s in range(B)]
+
+
+def _same(tr, ref, record="state"):
+    """Every array run_many records equals toys.run's, bit for bit (NaN where NaN)."""
+    for k in STATE:
+        np.testing.assert_array_equal(tr.state[k], ref.state[k], err_msg=k)
+    np.testing.assert_array_equal(tr.alpha, ref.alpha, err_msg="alpha")
+    np.testing.assert_array_equal(tr.participation, ref.participation)
+    np.testing.assert_array_equal(tr.final_model, ref.final_model, err_msg="final model")
+    for k in ("lr", "n_participants"):
+        np.testing.assert_array_equal(tr.per_round[k], ref.per_round[k], err_msg=k)
+    assert tr.diverged_at == ref.diverged_at
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED))
+@pytest.mark.parametrize("participation", ["full", "uniform:m=2"])
+def test_each_instance_is_its_own_run(name, participation):
+    probs, seeds = _problems(), [3, 0, 7, 1]
+    hyper = {"lr": 0.05, "local_steps": 3, **BATCHED[name]}
+    pop = run_many(probs, name, rounds=R, seeds=seeds, participation=participation, **hyper)
+    for b in range(B):
+        ref = toys.run(probs[b], name, rounds=R, seed=seeds[b], participation=participation,
+                       **hyper)
+        _same(pop[b], ref)
+        assert pop[b].info["population"] == {"instance": b, "size": B}
+
+
+def test_vary_lr_and_x0_per_instance():
+    probs = _problems(seed0=10)
+    lrs = [0.01, 0.05, np.linspace(0.1, 0.02, R), 0.2]
+    x0 = np.arange(B * D, dtype=float).reshape(B, D) / 7.0
+    pop = run_many(probs, "fedavg", rounds=R, seeds=5, x0=x0, vary={"lr": lrs}, local_steps=2)
+    for b in range(B):
+        ref = toys.run(probs[b], "fedavg", rounds=R, seed=5, x0=x0[b], lr=lrs[b], local_steps=2)
+        _same(pop[b], ref)
+    assert pop[1].per_round["lr"][0] == 0.05
+
+
+def test_per_instance_participation_and_diverged_instances():
+    probs = _problems(seed0=20)
+    parts = ["full", "uniform:m=1", "bernoulli:p=0.5", "full"]
+    lrs = [0.05, 0.05, 0.05, 5.0]  # instance 3: lr = 5 > 2/L, it diverges
+    pop = run_many(probs, "fedavg", rounds=40, seeds=[1, 2, 3, 4], participation=parts,
+                   vary={"lr": lrs})
+    for b in range(B):
+        ref = toys.run(probs[b], "fedavg", rounds=40, seed=b + 1, participation=parts[b],
+                       lr=lrs[b])
+        _same(pop[b], ref)
+    assert pop[3].diverged_at is not None and pop[0].diverged_at is None
+
+
+def test_record_none_keeps_the_final_models():
+    probs = _problems(seed0=30)
+    pop = run_many(probs, "fedsoftmax", rounds=R, seeds=0, record="none", lr=0.1,
+                   temperature=1.0)
+    for b in range(B):
+        ref = toys.run(probs[b], "fedsoftmax", rounds=R, seed=0, record="none", lr=0.1,
+                       temperature=1.0)
+        np.testing.assert_array_equal(pop[b].final_model, ref.final_model)
+        np.testing.assert_array_equal(pop[b].alpha, ref.alpha)
+
+
+@pytest.mark.parametrize("name", NOT_BATCHED)
+def test_pieces_without_a_population_axis_are_refused_by_name(name):
+    with pytest.raises(DomainError, match=r"algorithm\.(client|weights|server).*toys\.run"):
+        run_many(_problems(), name, rounds=2, seeds=0, lr=0.1)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"seeds": [0, 1]}, "seeds"), ({"seeds": -1}, "seeds"), ({"rounds": 0}, "rounds"),
+    ({"vary": {"prox": [1, 2, 3, 4]}}, "vary"), ({"vary": {"lr": [0.1]}}, "vary"),
+    ({"vary": {"lr": [0.1, 0.1, -1.0, 0.1]}}, "lr"), ({"x0": np.zeros(7)}, "x0"),
+    ({"record": "step"}, "record"),
+])
+def test_bad_input_names_the_parameter(kw, match):
+    args = {"rounds": 2, "seeds": 0, "lr": 0.1, **kw}
+    with pytest.raises((DomainError, UnknownNameError), match=match):
+        run_many(_problems(), "fedavg", **args)
+
+
+def test_problems_of_another_family_or_shape_are_refused():
+    with pytest.raises(DomainError, match="problems"):
+        run_many([toys.quadratic(3, 2, seed=0), toys.quadratic(4, 2, seed=0)], "fedavg",
+                 rounds=1, seeds=0, lr=0.1)
+    with pytest.raises(DomainError, match="problems"):
+        run_many([toys.logistic_synthetic(n_clients=3, dim=2, seed=0)], "fedavg", rounds=1,
+                 seeds=0, lr=0.1)
+
+
+def test_torch_cpu_instances_equal_their_own_torch_runs():
+    pytest.importorskip("torch")
+    probs = _problems(seed0=40)
+    hyper = {"lr": 0.05, "local_steps": 2, "temperature": 0.5}
+    pop = run_many(probs, "fedsoftmax", rounds=R, seeds=[0, 1, 2, 3], backend="torch",
+                   device="cpu", participation="uniform:m=3", **hyper)
+    for b in range(B):
+        ref = toys.run(probs[b], "fedsoftmax", rounds=R, seed=b, backend="torch",
+                       device="cpu", participation="uniform:m=3", **hyper)
+        _same(pop[b], ref)
+
+
+@pytest.mark.gpu
+def test_cuda_instances_agree_with_their_own_cuda_runs():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("CUDA is not available on this machine")
+    probs = _problems(seed0=50)
+    pop = run_many(probs, "fedavg", rounds=R, seeds=0, backend="torch", device="cuda",
+                   lr=0.05, local_steps=2)
+    for b in range(B):
+        ref = toys.run(probs[b], "fedavg", rounds=R, seed=0, backend="torch", device="cuda",
+                       lr=0.05, local_steps=2)
+        np.testing.assert_allclose(pop[b].gap, ref.gap, rtol=1e-12, atol=1e-14)
+
+
+def test_population_arrays_and_the_benchmark_at_tiny_size(capsys):
+    probs = _problems(seed0=60)
+    pop = run_many(probs, "fedavg", rounds=3, seeds=0, lr=0.1)
+    assert len(pop) == B and pop.gap.shape == (B, 4) and pop.alpha.shape == (B, 3, N)
+    np.testing.assert_array_equal(pop.gap[2], pop[2].gap)
+    assert pop.diverged_at.tolist() == [-1] * B
+    from benchmarks import population as bench
+
+    assert bench.main(["--instances", "12", "--repeats", "1", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "run_many:" in out and "final models equal to plain numpy's: True" in out

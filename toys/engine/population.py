@@ -1,0 +1,383 @@
+"""``toys.run_many``: B independent federations at once, on a leading population axis.
+
+The sibling of :func:`toys.run` for many instances: B problems of one family stacked
+(:func:`toys.problems.stacked.stack`), each with its own seed, participation, initial model
+and (``vary``) step-size schedule, run as one batched computation on numpy, torch CPU or torch
+CUDA. The algorithm is the same composition of pieces as in ``toys.run`` — the pieces take the
+leading axis through the array API (x (B, d), W (B, N, d), masks, losses and weights (B, N))
+— and the state metrics are the functions ``toys.run`` measures with
+(:func:`toys.engine.measure.loss_values`, :func:`~toys.engine.measure.grad_values`), so each
+instance's trace is bit-identical (same backend, on the CPU) to its own ``toys.run``
+(tests/toys/engine/test_population.py checks every recorded array, instance by instance).
+
+What a population run records (``record``): ``"state"`` (default) the state metrics at every
+server model (``loss``, ``gap``, ``dist2``, ``grad_norm2``, ``grad_dissim``), the weights
+``alpha``, the participation, the step size ``lr`` and ``n_participants`` of every round;
+``"none"`` nothing but the final models. The per-step quantities of ``record="round"``
+(shadow gaps, drift) are not batched yet: ``toys.run`` records them. Divergence is judged per
+instance with ``toys.run``'s rule; a diverged instance's arrays end where its own run ends.
+
+Not batched yet, refused by name: pieces without ``batched = True`` (seed 003's beta, FedAU,
+SCAFFOLD, FedNova, the adaptive server steps, Power-of-Choice, per-client local work),
+minibatch noise, callbacks and checkpoints. Participation draws are each instance's own numpy
+stream (a loop over the instances for the draws only; full participation draws nothing).
+
+Example
+-------
+>>> import toys
+>>> probs = [toys.quadratic(n_clients=4, dim=3, seed=s) for s in range(3)]
+>>> traces = toys.run_many(probs, "fedavg", rounds=5, seeds=[0, 1, 2], lr=0.05, local_steps=2)
+>>> one = toys.run(probs[1], "fedavg", rounds=5, seed=1, lr=0.05, local_steps=2)
+>>> bool((traces[1].gap == one.gap).all())
+True
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from boundlab.errors import DomainError
+
+from .. import participation as part
+from .._array import array_namespace, broadcast_rows, to_numpy
+from ..algorithms import Algorithm, Setup, bind, get
+from ..local import lr_schedule
+from ..problems.stacked import stack
+from ..validation import check_choice, check_int
+from . import backends
+from .measure import STATE, grad_values, loss_values
+from .rounds import DIVERGENCE
+from .trace import STATE_FIELDS, Trace
+
+__all__ = ["POPULATION_RECORD", "Population", "run_many"]
+
+POPULATION_RECORD = ("state", "none")
+MAX_POPULATION_BYTES = 1 << 33
+"""Populations whose arrays (the clients' models and gradients, the state of the pieces and
+the records) would exceed this many bytes are refused before any work."""
+
+
+def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x0=None,
+             backend: str = "numpy", device=None, dtype=None, record: str = "state",
+             vary=None, **hyper) -> "Population":
+    """Run ``algorithm`` on every problem of ``problems`` at once: a :class:`Population`
+    (one :class:`Trace` per instance, and the population's arrays).
+
+    Parameters
+    ----------
+    problems : sequence of problems of one family, or a stacked population
+        B problems with equal ``n_clients`` and ``dim`` (:func:`toys.problems.stacked.stack`).
+    algorithm : str or toys.Algorithm
+        as for :func:`toys.run`; every piece must run on the population axis
+        (``batched = True``).
+    rounds : int
+        rounds of every instance (>= 1).
+    seeds : int or sequence of B ints
+        each instance's seed, as ``toys.run``'s ``seed`` (one int: the same for all).
+    participation : spec or sequence of B specs
+        as ``toys.run``'s, shared or one per instance.
+    x0 : array (d,) or (B, d), optional
+        initial models (default: each problem's ``x0``, else zeros).
+    backend, device, dtype : as for :func:`toys.run`.
+    record : ``"state"`` (default) or ``"none"`` (see the module docstring).
+    vary : dict, optional
+        hyper-parameters that differ per instance, name -> B values; ``"lr"`` (any schedule
+        ``toys.run`` takes, one per instance).
+    **hyper
+        the hyper-parameters shared by every instance, as for ``toys.run``.
+    """
+    pop = stack(problems)
+    B, N, d = pop.n_instances, pop.n_clients, pop.dim
+    rounds = check_int("rounds", rounds, lo=1)
+    check_choice("record mode", record, POPULATION_RECORD)
+    seeds = _seeds(seeds, B)
+    algo = algorithm if isinstance(algorithm, Algorithm) else get(algorithm)
+    _check_batched(algo)
+    procs = _processes(participation, B, N, rounds)
+    ops, oracle, _ = backends.get(backend).setup(pop, device, dtype, 0)
+    setup = Setup(pop, procs[0], N, rounds, algo.name, asarray=ops.asarray)
+    first = {"lr": list(vary["lr"])[0]} if vary and "lr" in vary and vary["lr"] is not None \
+        and len(list(vary["lr"])) else {}
+    algo = bind(algo, {**first, **hyper}, setup)
+    algo, lrs = _vary(algo, vary or {}, B, rounds)
+    _check_memory(B, N, d, rounds, lrs.shape[-1])
+    ctx = _context(pop, algo, ops, oracle, _x0(pop, x0, B, d), rounds, record, lrs)
+    ctx.procs = procs
+    ctx.all_full = all(isinstance(p, part.Full) for p in procs)
+    ctx.part_rngs = [None] * B if ctx.all_full else \
+        [np.random.default_rng(np.random.SeedSequence(s).spawn(2)[0]) for s in seeds]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        out = _loop(ctx)
+    ctx.meta = {"seeds": seeds, "backend": backend, "hyper": hyper, "vary": vary or {},
+                "participation": participation}
+    return Population(ctx, out)
+
+
+# --------------------------------------------------------------------------- validation
+def _seeds(seeds, B):
+    vals = [seeds] * B if isinstance(seeds, (int, np.integer)) else list(seeds)
+    if len(vals) != B:
+        raise DomainError("seeds", f"{len(vals)} seeds", f"one int or {B} ints (one per problem)")
+    return [check_int("seeds", s, lo=0) for s in vals]
+
+
+def _check_batched(algo):
+    for role in ("client", "weights", "server"):
+        piece = getattr(algo, role)
+        if not getattr(piece, "batched", False):
+            raise DomainError(f"algorithm.{role}", type(piece).__name__,
+                              "a piece with a population axis (batched = True); "
+                              f"{algo.name!r} runs with toys.run")
+
+
+def _processes(spec, B, N, rounds):
+    specs = list(spec) if isinstance(spec, (list, tuple)) and len(spec) == B \
+        and not isinstance(spec, str) and B > 1 else [spec] * B
+    return [part.resolve(s, N, rounds) for s in specs]
+
+
+def _vary(algo, vary, B, rounds):
+    """The algorithm with the per-instance values of ``vary`` and the (B, rounds * tau) step
+    sizes of every instance."""
+    for name in vary:
+        if name != "lr":
+            raise DomainError("vary", name, "'lr' (the per-instance hyper-parameters batched "
+                                            "so far)")
+    client = algo.client
+    tau = int(getattr(client, "local_steps", 1))
+    base = getattr(client, "lrs", None)
+    if "lr" in vary:
+        vals = list(vary["lr"])
+        if len(vals) != B:
+            raise DomainError("vary['lr']", f"{len(vals)} values", f"{B} values (one per problem)")
+        lrs = _lr_rows(vals, rounds, tau)
+    else:
+        lrs = np.full((B, rounds * tau), np.nan) if base is None else \
+            np.broadcast_to(np.asarray(base, dtype=float), (B, rounds * tau))
+    if base is not None:
+        from dataclasses import replace
+
+        algo = Algorithm(algo.name, replace(client, lrs=lrs), algo.weights, algo.server,
+                         algo.description)
+    return algo, lrs
+
+
+def _lr_rows(vals, rounds, tau):
+    """(B, rounds * tau) step sizes: constants checked at once, schedules one by one
+    (:func:`toys.local.lr_schedule`)."""
+    if all(isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
+           for v in vals):
+        a = np.asarray(vals, dtype=float)
+        if np.all(np.isfinite(a) & (a > 0)):
+            return np.repeat(a[:, None], rounds * tau, axis=1)
+    return np.stack([lr_schedule(v, rounds, tau) for v in vals])
+
+
+def _check_memory(B, N, d, rounds, steps):
+    need = 8 * (4 * B * N * d + B * (rounds + 1) * (len(STATE) + 2 * N) + B * steps)
+    if need > MAX_POPULATION_BYTES:
+        raise DomainError("problems", f"B={B}, N={N}, d={d}, rounds={rounds}",
+                          f"a population needing <= {MAX_POPULATION_BYTES} bytes",
+                          f"would need {need:.3g} bytes")
+
+
+def _x0(pop, x0, B, d):
+    x = pop.x0 if x0 is None else np.asarray(x0, dtype=float)
+    x = np.broadcast_to(x, (B, d)) if x.shape in ((d,), (B, d)) else None
+    if x is None or not np.all(np.isfinite(x)):
+        raise DomainError("x0", x0, f"finite array of shape ({d},) or ({B}, {d})")
+    return np.array(x, dtype=float)
+
+
+def _context(pop, algo, ops, oracle, x0, rounds, record, lrs):
+    ctx = SimpleNamespace(ops=ops, oracle=oracle, algo=algo, rounds=rounds, record=record,
+                          B=pop.n_instances, n_clients=pop.n_clients, dim=pop.dim, pop=pop)
+    ctx.p, ctx.x0, ctx.lrs = ops.asarray(pop.p), ops.asarray(x0), lrs
+    ctx.tau = int(getattr(algo.client, "local_steps", 1))
+    ctx.x_star = ops.asarray(pop.x_star)
+    ctx.F_star = ops.asarray(pop.F_star)
+    ctx.norm_scale = np.maximum(1.0, np.linalg.norm(x0, axis=1))
+    return ctx
+
+
+# --------------------------------------------------------------------------- the round loop
+def _loop(ctx) -> dict:
+    """Every round of every instance; returns the (host) records."""
+    ops, algo, B, N, R = ctx.ops, ctx.algo, ctx.B, ctx.n_clients, ctx.rounds
+    x = ctx.x0
+    out = {"S": ops.full((len(STATE), R + 1, B), math.nan), "ALPHA": ops.full((R, B, N), math.nan),
+           "part": np.zeros((R, B, N), dtype=bool), "npart": np.full((R, B), math.nan),
+           "div": np.full(B, -1), "alive": np.ones(B, dtype=bool)}
+    st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
+                         server=algo.server.init(x, N), prev_end=None,
+                         procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)])
+    for r in range(R):
+        mask_np = _masks(ctx, st, r)
+        out["part"][r], out["npart"][r] = mask_np, mask_np.sum(axis=1)
+        x_new = _round(ctx, st, out, r, x, mask_np)
+        x = _divergence(ctx, out, r, x, x_new)
+    if ctx.record != "none":
+        _state(ctx, out["S"], R, x, ctx.oracle.losses(x),
+               ctx.oracle.grads(broadcast_rows(x, N)), np.zeros(B, dtype=bool))
+    out["x"] = to_numpy(x)
+    return out
+
+
+def _masks(ctx, st, r) -> np.ndarray:
+    """(B, N) participation of round r: each instance's own process and numpy stream (full
+    participation draws nothing)."""
+    if ctx.all_full:
+        return np.ones((ctx.B, ctx.n_clients), dtype=bool)
+    rows = []
+    for b, (proc, rng) in enumerate(zip(ctx.procs, ctx.part_rngs)):
+        st.procs[b], m = proc.step(st.procs[b], rng)
+        rows.append(np.asarray(m, dtype=bool))
+    return np.stack(rows)
+
+
+def _round(ctx, st, out, r, x, mask_np):
+    """One round of every instance (the steps of toys.engine.rounds.one_round); returns the
+    next server models."""
+    algo, orc, N = ctx.algo, ctx.oracle, ctx.n_clients
+    mask = ctx.ops.asbool(mask_np)
+    W0 = broadcast_rows(x, N)
+    L = G = None
+    if ctx.record != "none":
+        L, G = orc.losses(x), orc.grads(W0)
+        deferred = mask_np.all(axis=1) & bool(getattr(algo.client, "first_grad_at_x", False)) \
+            & (not getattr(algo.weights, "needs_losses", True))
+        _state(ctx, out["S"], r, x, L, G, deferred)
+    elif getattr(algo.weights, "needs_losses", True):
+        L = orc.losses(x)
+    coef = _weights(ctx, st, r, L, mask)
+    out["ALPHA"][r] = coef
+    W, st.client = algo.client.update(st.client, x=x, oracle=orc, round=r, rng=None,
+                                      mask=mask, start=W0, grads=G, observer=None)
+    xp = array_namespace(W)
+    Delta = xp.where(mask[..., None], W - x[..., None, :], 0.0)
+    x_new, st.server = algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
+                                          mask=mask, p=ctx.p, round=r)
+    if getattr(algo.weights, "loss_point", "global") == "local_end":
+        st.prev_end = (W, mask)
+    return x_new
+
+
+def _weights(ctx, st, r, L, mask):
+    rule = ctx.algo.weights
+    losses = L
+    if getattr(rule, "loss_point", "global") == "local_end" and st.prev_end is not None:
+        W_end, m_prev = st.prev_end
+        losses = array_namespace(L).where(m_prev, ctx.oracle.losses(W_end), L)
+    coef, st.weights = rule.update(st.weights, losses=losses, p=ctx.p, mask=mask, round=r)
+    return coef
+
+
+def _state(ctx, S, j, x, L, G, deferred):
+    """The state metrics at the server models x (B, d) into column j of ``S`` (toys.run's
+    functions; ``deferred`` (B,): the instances whose toys.run would evaluate F with a batch
+    of points, :mod:`toys.engine.settle`)."""
+    xp = array_namespace(L)
+    F, gap, dist2 = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star)
+    if deferred.any():
+        F_sum, gap_sum, _ = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star, summed=True)
+        on = ctx.ops.asbool(deferred)
+        F, gap = xp.where(on, F_sum, F), xp.where(on, gap_sum, gap)
+    S[0, j], S[1, j], S[2, j] = F, gap, dist2
+    S[3, j], S[4, j] = grad_values(ctx.p, G)
+
+
+def _divergence(ctx, out, r, x, x_new):
+    """toys.run's norm rule per instance: a diverged instance stops (its model is kept)."""
+    xp = array_namespace(x_new)
+    nrm = np.sqrt(to_numpy(xp.sum(x_new * x_new, axis=-1)).astype(float))
+    bad = out["alive"] & ~(np.isfinite(nrm) & (nrm <= DIVERGENCE["norm"] * ctx.norm_scale))
+    out["div"][bad] = r
+    out["alive"] &= ~bad
+    if out["alive"].all():
+        return x_new
+    return xp.where(ctx.ops.asbool(out["alive"])[:, None], x_new, x)
+
+
+# --------------------------------------------------------------------------- the traces
+class Population:
+    """The result of :func:`run_many`: a sequence of B :class:`Trace` objects (built when
+    first read: ``pop[b]``, ``list(pop)``) and the population's arrays at once: ``gap``,
+    ``loss``, ``dist2``, ``grad_norm2``, ``grad_dissim`` (B, rounds + 1), ``alpha`` (B, rounds,
+    N), ``participation``, ``final_model`` (B, d), ``diverged_at`` (B,) (-1: did not diverge).
+    The arrays are those of the traces (NaN where an instance's own run never reached); the
+    gap criterion of divergence is judged per trace, as ``toys.run`` does.
+    """
+
+    def __init__(self, ctx, out):
+        self._ctx, self._out, self._traces = ctx, out, {}
+        S, A = to_numpy(out["S"]), to_numpy(out["ALPHA"])
+        self._S, self._A = np.moveaxis(S, 2, 0), np.moveaxis(A, 1, 0)  # (B, ...)
+
+    def __len__(self):
+        return self._ctx.B
+
+    def __iter__(self):
+        return (self[b] for b in range(len(self)))
+
+    def __getitem__(self, b):
+        b = range(len(self))[b]
+        if b not in self._traces:
+            self._traces[b] = _trace(self._ctx, self._out, b, self._S[b], self._A[b])
+        return self._traces[b]
+
+    def __getattr__(self, name):
+        if name in STATE_FIELDS or name in ("alpha", "participation", "final_model"):
+            return np.stack([getattr(t, name) for t in self])
+        if name == "diverged_at":
+            return np.array([-1 if t.diverged_at is None else t.diverged_at for t in self])
+        raise AttributeError(f"'Population' object has no attribute {name!r}")
+
+
+def _trace(ctx, out, b, Sb, Ab):
+    from .rounds import _mark_gap_divergence
+
+    meta = ctx.meta
+    tr = Trace.empty(ctx.rounds, ctx.n_clients, ctx.tau, ctx.record, algorithm=ctx.algo.name,
+                     problem=ctx.pop.names[b] if hasattr(ctx.pop, "names") else ctx.pop.family,
+                     seed=meta["seeds"][b], backend=meta["backend"],
+                     hyper={**meta["hyper"], **{k: v[b] for k, v in meta["vary"].items()}})
+    _fill(ctx, tr, out, b, Sb, Ab)
+    st = SimpleNamespace(diverged_at=tr.diverged_at)
+    if ctx.record != "none":
+        _mark_gap_divergence(st, tr)
+    tr.diverged_at = st.diverged_at
+    spec = meta["participation"]
+    tr.info.update({"device": str(ctx.ops.device), "population": {"instance": b,
+                    "size": ctx.B}, "dtype": str(ctx.ops.dtype).replace("torch.", ""),
+                    "participation": part.describe(spec[b] if _per_instance(spec, ctx.B)
+                                                   else spec),
+                    "F_star": float(ctx.pop.F_star[b]), "stopped_at": None})
+    return tr
+
+
+def _per_instance(spec, B) -> bool:
+    return isinstance(spec, (list, tuple)) and len(spec) == B and B > 1
+
+
+def _fill(ctx, tr, out, b, Sb, Ab):
+    div = int(out["div"][b])
+    last = None if div < 0 else div
+    if ctx.record != "none":
+        for i, k in enumerate(STATE_FIELDS):
+            tr.state[k][:] = Sb[i]
+        tr.per_round["n_participants"][:] = out["npart"][:, b]
+        tr.per_round["lr"][:] = ctx.lrs[b, ::ctx.tau]
+    tr.alpha[:] = Ab
+    tr.participation[:] = out["part"][:, b]
+    tr.final_model = np.array(out["x"][b], dtype=float)
+    tr.diverged_at = last
+    if last is not None:  # what toys.run never reaches after its last round
+        for v in tr.state.values():
+            v[last + 1:] = math.nan
+        for v in tr.per_round.values():
+            v[last + 1:] = math.nan
+        tr.alpha[last + 1:] = math.nan
+        tr.participation[last + 1:] = False
