@@ -98,7 +98,8 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
     _check_batched(algo)
     procs = _processes(participation, B, N, rounds)
     ops, oracle, _ = backends.get(backend).setup(pop, device, dtype, 0)
-    setup = Setup(pop, procs[0], N, rounds, algo.name, asarray=ops.asarray)
+    setup = Setup(pop, procs[0], N, rounds, algo.name, asarray=ops.asarray,
+                  seed=tuple(seeds))  # a batched piece that draws uses seed[b] for instance b
     first = {"lr": list(vary["lr"])[0]} if vary and "lr" in vary and vary["lr"] is not None \
         and len(list(vary["lr"])) else {}
     algo = bind(algo, {**first, **hyper}, setup)
@@ -213,7 +214,10 @@ def _loop(ctx) -> dict:
            "div": np.full(B, -1), "alive": np.ones(B, dtype=bool)}
     st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
                          server=algo.server.init(x, N), prev_end=None,
-                         procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)])
+                         procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)],
+                         buffers={})
+    if callable(getattr(algo.weights, "omega", None)):
+        st.buffers["OMEGA"] = out["OMEGA"] = ops.full((R, B, N), math.nan)
     for r in range(R):
         mask_np = _masks(ctx, st, r)
         out["part"][r], out["npart"][r] = mask_np, mask_np.sum(axis=1)
@@ -271,6 +275,9 @@ def _weights(ctx, st, r, L, mask):
     if getattr(rule, "loss_point", "global") == "local_end" and st.prev_end is not None:
         W_end, m_prev = st.prev_end
         losses = array_namespace(L).where(m_prev, ctx.oracle.losses(W_end), L)
+    if "OMEGA" in st.buffers:  # FedAU's omega before the round's update (toys.run's rule)
+        om = rule.omega(st.weights)
+        st.buffers["OMEGA"][r] = 1.0 if om is None else ctx.ops.asarray(om)
     coef, st.weights = rule.update(st.weights, losses=losses, p=ctx.p, mask=mask, round=r)
     return coef
 
@@ -371,6 +378,8 @@ def _fill(ctx, tr, out, b, Sb, Ab):
         tr.per_round["n_participants"][:] = out["npart"][:, b]
         tr.per_round["lr"][:] = ctx.lrs[b, ::ctx.tau]
     tr.alpha[:] = Ab
+    if "OMEGA" in out:
+        tr.omega = np.array(to_numpy(out["OMEGA"])[:, b], dtype=float)
     tr.participation[:] = out["part"][:, b]
     tr.final_model = np.array(out["x"][b], dtype=float)
     tr.diverged_at = last
@@ -381,3 +390,5 @@ def _fill(ctx, tr, out, b, Sb, Ab):
             v[last + 1:] = math.nan
         tr.alpha[last + 1:] = math.nan
         tr.participation[last + 1:] = False
+        if tr.omega is not None:
+            tr.omega[last + 1:] = math.nan
