@@ -25,7 +25,7 @@ from ..algorithms.weights import rho
 
 __all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
            "grad_norms_at", "grad_values", "loss_values", "losses_at", "state_grads",
-           "state_losses", "state_metrics", "zeta_obs"]
+           "state_losses", "state_metrics", "step_values", "zeta_obs"]
 
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
 # order of ``toys.engine.trace.STEP_FIELDS``)
@@ -164,34 +164,37 @@ class Observer:
             self._measure(0, k, self.Ws[:k], self.Gs[:k])
 
     def _measure(self, k0, k1, Ws, Gs):
-        ctx, B, a_v, mask = self.ctx, self.B, self.a_v, self.mask
-        xp = array_namespace(Ws)
-        wbar = _per_step(a_v, Ws)  # (m, d): the virtual averages
-        D = Ws - wbar[:, None, :]
-        dn = sqnorm_rows(D)
-        dn_p = xp.where(mask[None, :], dn, 0.0)
-        B[DMAX, k0:k1] = xp.max(dn_p, axis=1)
-        B[DSUM, k0:k1] = xp.sum(dn_p, axis=1)
-        B[DMEAN, k0:k1] = B[DSUM, k0:k1] / self.n_part
-        B[DISC, k0:k1] = _per_step(a_v, dn[..., None])[:, 0]
-        B[G2, k0:k1] = xp.max(xp.where(mask[None, :], sqnorm_rows(Gs), 0.0), axis=1)
-        if ctx.x_star is not None:
-            dx = wbar - ctx.x_star[None, :]
-            B[DIST2, k0:k1] = xp.sum(dx * dx, axis=1)
+        ctx, B = self.ctx, self.B
+        wbar, rows = step_values(self.a_v, Ws, Gs, self.mask, self.n_part, ctx.x_star)
+        for row, v in rows.items():
+            B[row, k0:k1] = v
         if self.with_grads:
             B[GN, k0:k1] = grad_norms_at(ctx, wbar)
         if self.with_losses:  # the losses there: later, in a batch (toys.engine.settle)
             self.segments.append((k0, k1, wbar))
 
 
-def _per_step(a, S):
-    """``a @ S[j]`` for every j: one stacked product on numpy (whose bits are those of the
-    per-step products, tested), the per-step products elsewhere (a stacked torch product may
-    sum in another order)."""
-    if is_numpy(S):
-        return np.matmul(a, S)
-    xp = array_namespace(S)
-    return xp.stack([a @ S[j] for j in range(S.shape[0])])
+def step_values(a_v, Ws, Gs, mask, n_part, x_star):
+    """The per-step measurements after local steps: ``Ws``, ``Gs`` (..., N, d) the clients'
+    iterates and gradients (leading axes: the steps of a round for :func:`toys.run`, the
+    instances of a population for :func:`toys.run_many`), ``a_v`` (..., N) or (N,) the
+    virtual average's weights, ``mask`` the participants, ``n_part`` their number. Returns
+    (the virtual averages wbar (..., d), {row: values (...)}) for the rows DMAX, DSUM, DMEAN
+    (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2. One
+    implementation for both engines, written so that each step / instance gets the bits of
+    its own products (:func:`toys._array.wsum`)."""
+    xp = array_namespace(Ws)
+    wbar = wsum(a_v, Ws)
+    dn = sqnorm_rows(Ws - wbar[..., None, :])
+    dn_p = xp.where(mask, dn, 0.0)
+    rows = {DMAX: xp.max(dn_p, axis=-1), DSUM: xp.sum(dn_p, axis=-1)}
+    rows[DMEAN] = rows[DSUM] / n_part
+    rows[DISC] = wdot(a_v, dn)
+    rows[G2] = xp.max(xp.where(mask, sqnorm_rows(Gs), 0.0), axis=-1)
+    if x_star is not None:
+        dx = wbar - x_star
+        rows[DIST2] = xp.sum(dx * dx, axis=-1)
+    return wbar, rows
 
 
 def losses_at(oracle, P):

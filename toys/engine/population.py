@@ -10,12 +10,16 @@ leading axis through the array API (x (B, d), W (B, N, d), masks, losses and wei
 instance's trace is bit-identical (same backend, on the CPU) to its own ``toys.run``
 (tests/toys/engine/test_population.py checks every recorded array, instance by instance).
 
-What a population run records (``record``): ``"state"`` (default) the state metrics at every
+What a population run records (``record``): ``"round"`` (default) the state metrics at every
 server model (``loss``, ``gap``, ``dist2``, ``grad_norm2``, ``grad_dissim``), the weights
-``alpha``, the participation, the step size ``lr`` and ``n_participants`` of every round;
-``"none"`` nothing but the final models. The per-step quantities of ``record="round"``
-(shadow gaps, drift) are not batched yet: ``toys.run`` records them. Divergence is judged per
-instance with ``toys.run``'s rule; a diverged instance's arrays end where its own run ends.
+``alpha`` (and FedAU's ``omega``), the participation, ``lr`` and ``n_participants`` of every
+round, and the round summaries of the per-step measurements (``shadow_gap``, ``drift_max``,
+``drift_mean``, ``drift_sum``, ``disc_max``, ``g2_max``, through toys.run's
+:func:`~toys.engine.measure.step_values` and :func:`~toys.engine.settle.round_summaries`);
+``"state"`` all but the per-step ones; ``"none"`` nothing but the final models (and alpha).
+Not batched yet: the rho values (they need F_i* at every point) and ``record="step"``.
+Divergence is judged per instance with ``toys.run``'s rule; a diverged instance's arrays end
+where its own run ends.
 
 Not batched yet, refused by name: pieces without ``batched = True`` (seed 003's beta, FedAU,
 SCAFFOLD, FedNova, the adaptive server steps, Power-of-Choice, per-client local work),
@@ -42,26 +46,27 @@ import numpy as np
 from boundlab.errors import DomainError
 
 from .. import participation as part
-from .._array import array_namespace, broadcast_rows, to_numpy
+from .._array import array_namespace, broadcast_rows, normalise, to_numpy
 from ..algorithms import Algorithm, Setup, bind, get
 from ..local import lr_schedule
 from ..problems.stacked import stack
 from ..validation import check_choice, check_int
 from . import backends
-from .measure import STATE, grad_values, loss_values
+from .measure import LR, N_ROWS, ROUND, SHADOW, STATE, grad_values, loss_values, step_values
+from .settle import round_summaries
 from .rounds import DIVERGENCE
 from .trace import STATE_FIELDS, Trace
 
 __all__ = ["POPULATION_RECORD", "Population", "run_many"]
 
-POPULATION_RECORD = ("state", "none")
+POPULATION_RECORD = ("round", "state", "none")
 MAX_POPULATION_BYTES = 1 << 33
 """Populations whose arrays (the clients' models and gradients, the state of the pieces and
 the records) would exceed this many bytes are refused before any work."""
 
 
 def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x0=None,
-             backend: str = "numpy", device=None, dtype=None, record: str = "state",
+             backend: str = "numpy", device=None, dtype=None, record: str = "round",
              vary=None, **hyper) -> "Population":
     """Run ``algorithm`` on every problem of ``problems`` at once: a :class:`Population`
     (one :class:`Trace` per instance, and the population's arrays).
@@ -82,7 +87,7 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
     x0 : array (d,) or (B, d), optional
         initial models (default: each problem's ``x0``, else zeros).
     backend, device, dtype : as for :func:`toys.run`.
-    record : ``"state"`` (default) or ``"none"`` (see the module docstring).
+    record : ``"round"`` (default), ``"state"`` or ``"none"`` (see the module docstring).
     vary : dict, optional
         hyper-parameters that differ per instance, name -> B values; ``"lr"`` (any schedule
         ``toys.run`` takes, one per instance).
@@ -210,6 +215,7 @@ def _loop(ctx) -> dict:
     ops, algo, B, N, R = ctx.ops, ctx.algo, ctx.B, ctx.n_clients, ctx.rounds
     x = ctx.x0
     out = {"S": ops.full((len(STATE), R + 1, B), math.nan), "ALPHA": ops.full((R, B, N), math.nan),
+           "RB": ops.full((len(ROUND), R, B), math.nan),
            "part": np.zeros((R, B, N), dtype=bool), "npart": np.full((R, B), math.nan),
            "div": np.full(B, -1), "alive": np.ones(B, dtype=bool)}
     st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
@@ -258,8 +264,11 @@ def _round(ctx, st, out, r, x, mask_np):
         L = orc.losses(x)
     coef = _weights(ctx, st, r, L, mask)
     out["ALPHA"][r] = coef
+    obs = _Steps(ctx, r, x, coef, mask, mask_np) if ctx.record == "round" else None
     W, st.client = algo.client.update(st.client, x=x, oracle=orc, round=r, rng=None,
-                                      mask=mask, start=W0, grads=G, observer=None)
+                                      mask=mask, start=W0, grads=G, observer=obs)
+    if obs is not None:
+        obs.summarise(out["RB"], r)
     xp = array_namespace(W)
     Delta = xp.where(mask[..., None], W - x[..., None, :], 0.0)
     x_new, st.server = algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
@@ -267,6 +276,45 @@ def _round(ctx, st, out, r, x, mask_np):
     if getattr(algo.weights, "loss_point", "global") == "local_end":
         st.prev_end = (W, mask)
     return x_new
+
+
+class _Steps:
+    """The per-step observer of a population's round (toys.run's :class:`Observer` rows, with
+    the same functions: :func:`~toys.engine.measure.step_values`, the shadow gaps in the
+    summed form of :mod:`toys.engine.settle`, :func:`~toys.engine.settle.round_summaries`).
+    Absent clients are seen at x with a zero gradient, as toys.run's participants-only
+    update shows them."""
+
+    def __init__(self, ctx, r, x, coef, mask, mask_np):
+        xp = array_namespace(x)
+        self.ctx, self.r, self.x, self.mask = ctx, r, x, mask
+        self.a_v = normalise(xp.where(mask, coef, 0.0))  # the virtual average's weights
+        self.some = mask_np.any(axis=1)
+        self.n_part = ctx.ops.asarray(mask_np.sum(axis=1).astype(float))
+        self.buf = ctx.ops.full((ctx.B, N_ROWS, ctx.tau), math.nan)
+
+    def __call__(self, k, W, G, lr):
+        ctx, m = self.ctx, self.mask[..., None]
+        xp = array_namespace(W)
+        W = xp.where(m, W, self.x[..., None, :])
+        G = xp.where(m, G, 0.0)
+        wbar, rows = step_values(self.a_v, W, G, self.mask, self.n_part, ctx.x_star)
+        for row, v in rows.items():
+            self.buf[:, row, k] = v
+        _, gap, _ = loss_values(ctx.p, ctx.oracle.losses(wbar), wbar, ctx.x_star, ctx.F_star,
+                                summed=True)
+        self.buf[:, SHADOW, k] = gap
+        self.buf[:, LR, k] = ctx.ops.asarray(ctx.lrs[:, self.r * ctx.tau + k])
+
+    def summarise(self, RB, r):
+        """The round's summaries into column r of RB (NaN for an instance without
+        participants: toys.run measures nothing in such a round)."""
+        xp = array_namespace(self.buf)
+        nan = self.ctx.ops.full((self.ctx.B,), math.nan)
+        some = self.ctx.ops.asbool(self.some)
+        for name, v in round_summaries(self.buf, nan, self.ctx.tau).items():
+            if name != "rho_min":  # rho needs F_i* at x: not batched yet
+                RB[ROUND.index(name), r] = xp.where(some, v, math.nan)
 
 
 def _weights(ctx, st, r, L, mask):
@@ -321,6 +369,7 @@ class Population:
     def __init__(self, ctx, out):
         self._ctx, self._out, self._traces = ctx, out, {}
         S, A = to_numpy(out["S"]), to_numpy(out["ALPHA"])
+        out["RBn"] = to_numpy(out["RB"])
         self._S, self._A = np.moveaxis(S, 2, 0), np.moveaxis(A, 1, 0)  # (B, ...)
 
     def __len__(self):
@@ -375,6 +424,11 @@ def _fill(ctx, tr, out, b, Sb, Ab):
     if ctx.record != "none":
         for i, k in enumerate(STATE_FIELDS):
             tr.state[k][:] = Sb[i]
+        if ctx.record == "round":
+            RB = out["RBn"]
+            for name in ("shadow_gap", "drift_max", "drift_mean", "drift_sum", "disc_max",
+                         "g2_max"):
+                tr.per_round[name][:] = RB[ROUND.index(name), :, b]
         tr.per_round["n_participants"][:] = out["npart"][:, b]
         tr.per_round["lr"][:] = ctx.lrs[b, ::ctx.tau]
     tr.alpha[:] = Ab

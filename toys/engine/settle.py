@@ -27,7 +27,8 @@ from .._array import array_namespace
 from ..algorithms.weights import rho
 from .measure import DISC, DMAX, DMEAN, DSUM, G2, N_STEP, RHO, RI, SHADOW, loss_values, losses_at
 
-__all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "settle", "summaries"]
+__all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "round_summaries", "settle",
+           "summaries"]
 
 PENDING_POINTS = 64
 """Points (shadow points, deferred server models) or rounds a :class:`Pending` batch collects
@@ -118,24 +119,33 @@ def _points(ctx, rounds, buffers, P, A):
 def summaries(buffers, Bs, rs, tau) -> None:
     """The per-round summaries of the per-step buffers ``Bs`` (R, N_ROWS, tau) of rounds ``rs``
     into their columns of ``RB`` (and their step arrays into ``BS`` when recorded)."""
-    xp = array_namespace(Bs)
     RB = buffers["RB"]
-    RB[RI["shadow_gap"], rs] = xp.sum(Bs[:, SHADOW], axis=1) / tau
-    # rho over each round's iterations t0..t0+tau-1: the sync value and steps k = 1..tau-1
-    sync = RB[RI["rho_sync"], rs]
-    if tau == 1:
-        RB[RI["rho_min"], rs] = sync
-    else:
-        R = Bs[:, RHO, :tau - 1]
-        m = xp.min(xp.where(xp.isnan(R), math.inf, R), axis=1)
-        m = xp.where(m < math.inf, m, math.nan)
-        RB[RI["rho_min"], rs] = xp.where(xp.isnan(sync), m,
-                                         xp.where(xp.isnan(m), sync, xp.minimum(sync, m)))
-    RB[RI["drift_max"], rs] = xp.max(Bs[:, DMAX], axis=1)
-    RB[RI["drift_mean"], rs] = xp.sum(Bs[:, DMEAN], axis=1) / tau
-    RB[RI["drift_sum"], rs] = xp.sum(Bs[:, DSUM, :tau - 1], axis=1)
-    RB[RI["disc_max"], rs] = xp.max(Bs[:, DISC], axis=1)
-    RB[RI["g2_max"], rs] = xp.max(Bs[:, G2], axis=1)
+    for name, v in round_summaries(Bs, RB[RI["rho_sync"], rs], tau).items():
+        RB[RI[name], rs] = v
     if "BS" in buffers:
         for i, r in enumerate(rs):
             buffers["BS"][:, r, :] = Bs[i, :N_STEP]
+
+
+def round_summaries(Bs, sync, tau) -> dict:
+    """The round summaries of per-step buffers ``Bs`` (..., N_ROWS, tau) (leading axes: the
+    rounds of a batch, or the instances of a population, :func:`toys.run_many`) with the
+    rounds' rho at the sync point ``sync`` (...): shadow_gap, rho_min, drift_max, drift_mean,
+    drift_sum, disc_max, g2_max, each (...) (reductions over the last axis, row by row)."""
+    xp = array_namespace(Bs)
+    out = {"shadow_gap": xp.sum(Bs[..., SHADOW, :], axis=-1) / tau}
+    # rho over each round's iterations t0..t0+tau-1: the sync value and steps k = 1..tau-1
+    if tau == 1:
+        out["rho_min"] = sync
+    else:
+        R = Bs[..., RHO, :tau - 1]
+        m = xp.min(xp.where(xp.isnan(R), math.inf, R), axis=-1)
+        m = xp.where(m < math.inf, m, math.nan)
+        out["rho_min"] = xp.where(xp.isnan(sync), m,
+                                  xp.where(xp.isnan(m), sync, xp.minimum(sync, m)))
+    out["drift_max"] = xp.max(Bs[..., DMAX, :], axis=-1)
+    out["drift_mean"] = xp.sum(Bs[..., DMEAN, :], axis=-1) / tau
+    out["drift_sum"] = xp.sum(Bs[..., DSUM, :tau - 1], axis=-1)
+    out["disc_max"] = xp.max(Bs[..., DISC, :], axis=-1)
+    out["g2_max"] = xp.max(Bs[..., G2, :], axis=-1)
+    return out

@@ -184,9 +184,14 @@ def test_a_resumed_run_settles_what_was_pending(tmp_path):
 def test_stacked_virtual_averages_have_the_per_step_bits(N, d):
     rng = np.random.default_rng(N)
     a, Ws, dn = rng.random(N), rng.standard_normal((5, N, d)), rng.random((5, N))
-    np.testing.assert_array_equal(measure._per_step(a, Ws), np.stack([a @ W for W in Ws]))
-    np.testing.assert_array_equal(measure._per_step(a, dn[..., None])[:, 0],
-                                  np.stack([a @ v for v in dn]))
+    from toys._array import wdot, wsum
+
+    # the steps of a round share a; the instances of a population have their own rows of A
+    np.testing.assert_array_equal(wsum(a, Ws), np.stack([a @ W for W in Ws]))
+    np.testing.assert_array_equal(wdot(a, dn), np.stack([a @ v for v in dn]))
+    A = rng.random((5, N))
+    np.testing.assert_array_equal(wsum(A, Ws), np.stack([A[j] @ Ws[j] for j in range(5)]))
+    np.testing.assert_array_equal(wdot(A, dn), np.stack([A[j] @ dn[j] for j in range(5)]))
 
 
 def test_a_batch_is_full_by_points_or_by_bytes(monkeypatch):

@@ -15,6 +15,7 @@ from toys.engine.population import run_many
 
 B, N, D, R = 4, 5, 3, 6
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
+ROUND = ("shadow_gap", "drift_max", "drift_mean", "drift_sum", "disc_max", "g2_max")
 
 # every algorithm whose pieces are batched, with the hyper-parameters it needs
 BATCHED = {
@@ -39,7 +40,7 @@ def _same(tr, ref, record="state"):
     np.testing.assert_array_equal(tr.alpha, ref.alpha, err_msg="alpha")
     np.testing.assert_array_equal(tr.participation, ref.participation)
     np.testing.assert_array_equal(tr.final_model, ref.final_model, err_msg="final model")
-    for k in ("lr", "n_participants"):
+    for k in ("lr", "n_participants") + (ROUND if record == "round" else ()):
         np.testing.assert_array_equal(tr.per_round[k], ref.per_round[k], err_msg=k)
     assert tr.diverged_at == ref.diverged_at
 
@@ -53,7 +54,8 @@ def test_each_instance_is_its_own_run(name, participation):
     for b in range(B):
         ref = toys.run(probs[b], name, rounds=R, seed=seeds[b], participation=participation,
                        **hyper)
-        _same(pop[b], ref)
+        _same(pop[b], ref, record="round")
+        assert np.isfinite(pop[b].shadow_gap).any()
         assert pop[b].info["population"] == {"instance": b, "size": B}
 
 
@@ -61,10 +63,12 @@ def test_vary_lr_and_x0_per_instance():
     probs = _problems(seed0=10)
     lrs = [0.01, 0.05, np.linspace(0.1, 0.02, R), 0.2]
     x0 = np.arange(B * D, dtype=float).reshape(B, D) / 7.0
-    pop = run_many(probs, "fedavg", rounds=R, seeds=5, x0=x0, vary={"lr": lrs}, local_steps=2)
+    pop = run_many(probs, "fedavg", rounds=R, seeds=5, x0=x0, vary={"lr": lrs}, local_steps=2,
+                   record="state")
     for b in range(B):
         ref = toys.run(probs[b], "fedavg", rounds=R, seed=5, x0=x0[b], lr=lrs[b], local_steps=2)
         _same(pop[b], ref)
+        assert np.isnan(pop[b].shadow_gap).all()  # record="state": no per-step rows
     assert pop[1].per_round["lr"][0] == 0.05
 
 
@@ -77,7 +81,7 @@ def test_per_instance_participation_and_diverged_instances():
     for b in range(B):
         ref = toys.run(probs[b], "fedavg", rounds=40, seed=b + 1, participation=parts[b],
                        lr=lrs[b])
-        _same(pop[b], ref)
+        _same(pop[b], ref, record="round")
     assert pop[3].diverged_at is not None and pop[0].diverged_at is None
 
 
@@ -102,7 +106,7 @@ def test_pieces_without_a_population_axis_are_refused_by_name(name):
     ({"seeds": [0, 1]}, "seeds"), ({"seeds": -1}, "seeds"), ({"rounds": 0}, "rounds"),
     ({"vary": {"prox": [1, 2, 3, 4]}}, "vary"), ({"vary": {"lr": [0.1]}}, "vary"),
     ({"vary": {"lr": [0.1, 0.1, -1.0, 0.1]}}, "lr"), ({"x0": np.zeros(7)}, "x0"),
-    ({"record": "step"}, "record"),
+    ({"record": "step"}, "record"), ({"record": "sync"}, "record"),
 ])
 def test_bad_input_names_the_parameter(kw, match):
     args = {"rounds": 2, "seeds": 0, "lr": 0.1, **kw}
@@ -128,7 +132,7 @@ def test_torch_cpu_instances_equal_their_own_torch_runs():
     for b in range(B):
         ref = toys.run(probs[b], "fedsoftmax", rounds=R, seed=b, backend="torch",
                        device="cpu", participation="uniform:m=3", **hyper)
-        _same(pop[b], ref)
+        _same(pop[b], ref, record="round")
 
 
 @pytest.mark.gpu
