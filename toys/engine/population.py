@@ -55,7 +55,7 @@ from . import backends
 from .measure import LR, N_ROWS, ROUND, SHADOW, STATE, grad_values, loss_values, step_values
 from .settle import round_summaries
 from .rounds import DIVERGENCE
-from .trace import STATE_FIELDS, Trace
+from .trace import ROUND_FIELDS, STATE_FIELDS, Trace
 
 __all__ = ["POPULATION_RECORD", "Population", "run_many"]
 
@@ -174,6 +174,11 @@ def _vary(algo, vary, B, rounds):
 def _lr_rows(vals, rounds, tau):
     """(B, rounds * tau) step sizes: constants checked at once, schedules one by one
     (:func:`toys.local.lr_schedule`)."""
+    arr = np.asarray(vals, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == rounds * tau:  # one value per iteration, per instance
+        a = np.asarray(vals, dtype=float)
+        if np.all(np.isfinite(a) & (a > 0)):
+            return a
     if all(isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
            for v in vals):
         a = np.asarray(vals, dtype=float)
@@ -359,18 +364,33 @@ def _divergence(ctx, out, r, x, x_new):
 # --------------------------------------------------------------------------- the traces
 class Population:
     """The result of :func:`run_many`: a sequence of B :class:`Trace` objects (built when
-    first read: ``pop[b]``, ``list(pop)``) and the population's arrays at once: ``gap``,
-    ``loss``, ``dist2``, ``grad_norm2``, ``grad_dissim`` (B, rounds + 1), ``alpha`` (B, rounds,
-    N), ``participation``, ``final_model`` (B, d), ``diverged_at`` (B,) (-1: did not diverge).
-    The arrays are those of the traces (NaN where an instance's own run never reached); the
-    gap criterion of divergence is judged per trace, as ``toys.run`` does.
+    first read: ``pop[b]``, ``list(pop)``) and the population's arrays at once, as the traces
+    hold them: ``state[name]`` / ``pop.gap`` ... (B, rounds + 1), ``per_round[name]`` /
+    ``pop.shadow_gap`` ... (B, rounds), ``alpha`` (B, rounds, N), ``omega`` (or None),
+    ``participation``, ``final_model`` (B, d), ``diverged_at`` (B,) (-1: did not diverge).
+    Divergence follows toys.run's two rules per instance (:data:`DIVERGENCE`): arrays are NaN
+    where an instance's own run never reached.
     """
 
     def __init__(self, ctx, out):
-        self._ctx, self._out, self._traces = ctx, out, {}
-        S, A = to_numpy(out["S"]), to_numpy(out["ALPHA"])
-        out["RBn"] = to_numpy(out["RB"])
-        self._S, self._A = np.moveaxis(S, 2, 0), np.moveaxis(A, 1, 0)  # (B, ...)
+        self._ctx, self._traces = ctx, {}
+        B, R = ctx.B, ctx.rounds
+        S = np.moveaxis(to_numpy(out["S"]), 2, 0)  # (B, len(STATE), R + 1)
+        self.state = {k: np.array(S[:, i]) for i, k in enumerate(STATE_FIELDS)}
+        self.per_round = {k: np.full((B, R), math.nan) for k in ROUND_FIELDS}
+        if ctx.record != "none":
+            RB = to_numpy(out["RB"])
+            if ctx.record == "round":
+                for name in _SUMMARIES:
+                    self.per_round[name][:] = RB[ROUND.index(name)].T
+            self.per_round["n_participants"][:] = out["npart"].T
+            self.per_round["lr"][:] = ctx.lrs[:, ::ctx.tau]
+        self.alpha = np.array(np.moveaxis(to_numpy(out["ALPHA"]), 1, 0))
+        self.omega = (np.array(np.moveaxis(to_numpy(out["OMEGA"]), 1, 0), dtype=float)
+                      if "OMEGA" in out else None)
+        self.participation = np.array(np.moveaxis(out["part"], 1, 0))
+        self.final_model = np.array(out["x"], dtype=float)
+        self.diverged_at = _ends(self, out["div"], ctx.record != "none")
 
     def __len__(self):
         return self._ctx.B
@@ -381,30 +401,73 @@ class Population:
     def __getitem__(self, b):
         b = range(len(self))[b]
         if b not in self._traces:
-            self._traces[b] = _trace(self._ctx, self._out, b, self._S[b], self._A[b])
+            self._traces[b] = _trace(self._ctx, self, b)
         return self._traces[b]
 
     def __getattr__(self, name):
-        if name in STATE_FIELDS or name in ("alpha", "participation", "final_model"):
-            return np.stack([getattr(t, name) for t in self])
-        if name == "diverged_at":
-            return np.array([-1 if t.diverged_at is None else t.diverged_at for t in self])
+        d = self.__dict__
+        if name in STATE_FIELDS and "state" in d:
+            return d["state"][name]
+        if name in ROUND_FIELDS and "per_round" in d:
+            return d["per_round"][name]
         raise AttributeError(f"'Population' object has no attribute {name!r}")
 
 
-def _trace(ctx, out, b, Sb, Ab):
-    from .rounds import _mark_gap_divergence
+_SUMMARIES = ("shadow_gap", "drift_max", "drift_mean", "drift_sum", "disc_max", "g2_max")
 
+
+def _ends(pop, div, measured) -> np.ndarray:
+    """toys.run's ends per instance: after a norm divergence at round d nothing is measured
+    (state columns > d, round rows > d, alpha / omega rows > d: NaN); the gap criterion on the
+    recorded gaps may move the end earlier (state and round arrays after it NaN); the
+    participation after the end is False. Returns diverged_at (B,) (-1: none)."""
+    R = pop.alpha.shape[1]
+    d = np.asarray(div, dtype=int)
+    cols = np.arange(R + 1)
+    _nan_after(pop, d, cols, alpha=True)
+    if measured:
+        d = np.where(d < 0, R + 1, d)
+        gap = pop.state["gap"]
+        with np.errstate(invalid="ignore"):
+            over = gap[:, 1:] > DIVERGENCE["gap"] * np.maximum(1.0, gap[:, :1])
+        over &= np.isfinite(gap[:, :1])
+        first = np.where(over.any(axis=1), np.argmax(over, axis=1), R + 1)
+        d = np.minimum(d, first)
+        d = np.where(d > R, -1, d)
+        _nan_after(pop, d, cols, alpha=False)
+    on = d >= 0
+    pop.participation[on[:, None] & (cols[None, :R] > d[:, None])] = False
+    return d
+
+
+def _nan_after(pop, d, cols, alpha):
+    on = d >= 0
+    after = on[:, None] & (cols[None, :] > d[:, None])  # (B, R + 1)
+    for v in pop.state.values():
+        v[after] = math.nan
+    for v in pop.per_round.values():
+        v[after[:, :-1]] = math.nan
+    if alpha:
+        pop.alpha[after[:, :-1]] = math.nan
+        if pop.omega is not None:
+            pop.omega[after[:, :-1]] = math.nan
+
+
+def _trace(ctx, pop, b):
     meta = ctx.meta
     tr = Trace.empty(ctx.rounds, ctx.n_clients, ctx.tau, ctx.record, algorithm=ctx.algo.name,
                      problem=ctx.pop.names[b] if hasattr(ctx.pop, "names") else ctx.pop.family,
                      seed=meta["seeds"][b], backend=meta["backend"],
                      hyper={**meta["hyper"], **{k: v[b] for k, v in meta["vary"].items()}})
-    _fill(ctx, tr, out, b, Sb, Ab)
-    st = SimpleNamespace(diverged_at=tr.diverged_at)
-    if ctx.record != "none":
-        _mark_gap_divergence(st, tr)
-    tr.diverged_at = st.diverged_at
+    for k in STATE_FIELDS:
+        tr.state[k][:] = pop.state[k][b]
+    for k in ROUND_FIELDS:
+        tr.per_round[k][:] = pop.per_round[k][b]
+    tr.alpha[:] = pop.alpha[b]
+    tr.omega = None if pop.omega is None else np.array(pop.omega[b])
+    tr.participation[:] = pop.participation[b]
+    tr.final_model = np.array(pop.final_model[b])
+    tr.diverged_at = None if pop.diverged_at[b] < 0 else int(pop.diverged_at[b])
     spec = meta["participation"]
     tr.info.update({"device": str(ctx.ops.device), "population": {"instance": b,
                     "size": ctx.B}, "dtype": str(ctx.ops.dtype).replace("torch.", ""),
@@ -416,33 +479,3 @@ def _trace(ctx, out, b, Sb, Ab):
 
 def _per_instance(spec, B) -> bool:
     return isinstance(spec, (list, tuple)) and len(spec) == B and B > 1
-
-
-def _fill(ctx, tr, out, b, Sb, Ab):
-    div = int(out["div"][b])
-    last = None if div < 0 else div
-    if ctx.record != "none":
-        for i, k in enumerate(STATE_FIELDS):
-            tr.state[k][:] = Sb[i]
-        if ctx.record == "round":
-            RB = out["RBn"]
-            for name in ("shadow_gap", "drift_max", "drift_mean", "drift_sum", "disc_max",
-                         "g2_max"):
-                tr.per_round[name][:] = RB[ROUND.index(name), :, b]
-        tr.per_round["n_participants"][:] = out["npart"][:, b]
-        tr.per_round["lr"][:] = ctx.lrs[b, ::ctx.tau]
-    tr.alpha[:] = Ab
-    if "OMEGA" in out:
-        tr.omega = np.array(to_numpy(out["OMEGA"])[:, b], dtype=float)
-    tr.participation[:] = out["part"][:, b]
-    tr.final_model = np.array(out["x"][b], dtype=float)
-    tr.diverged_at = last
-    if last is not None:  # what toys.run never reaches after its last round
-        for v in tr.state.values():
-            v[last + 1:] = math.nan
-        for v in tr.per_round.values():
-            v[last + 1:] = math.nan
-        tr.alpha[last + 1:] = math.nan
-        tr.participation[last + 1:] = False
-        if tr.omega is not None:
-            tr.omega[last + 1:] = math.nan

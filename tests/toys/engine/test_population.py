@@ -25,7 +25,43 @@ BATCHED = {
     "hybrid": {"switch_round": 2}, "anneal": {}, "average-participating": {},
     "mifa": {}, "fedvarp": {},
 }
-NOT_BATCHED = ("beta", "fedau", "scaffold", "fednova", "fedadam", "poc", "fedavg-hetero")
+# every other built-in algorithm: test_population_pieces.py
+
+
+class _UserRule:
+    """A user's weight rule without ``batched``: uniform over the participants."""
+
+    needs_losses = False
+
+    def init(self, n_clients):
+        return ()
+
+    def update(self, state, *, losses, p, mask, round):
+        w = np.where(mask, 1.0, 0.0)
+        return w / w.sum(), state
+
+
+class _UserServer:
+    """A user's server step without ``batched``: x + sum_n weights_n Delta_n."""
+
+    def init(self, x, n_clients):
+        return ()
+
+    def update(self, state, *, x, deltas, weights, mask, p, round):
+        return x + weights @ deltas, state
+
+
+class _UserClient:
+    """A user's client update without ``batched``: one gradient step of 0.1."""
+
+    def init(self, x, n_clients):
+        return ()
+
+    def update(self, state, *, x, oracle, round, rng, mask, **_):
+        return x - 0.1 * oracle.grads(x), state
+
+
+NOT_BATCHED = {"client": _UserClient(), "weights": _UserRule(), "server": _UserServer()}
 
 
 def _problems(seed0=0, **kw):
@@ -96,10 +132,16 @@ def test_record_none_keeps_the_final_models():
         np.testing.assert_array_equal(pop[b].alpha, ref.alpha)
 
 
-@pytest.mark.parametrize("name", NOT_BATCHED)
-def test_pieces_without_a_population_axis_are_refused_by_name(name):
-    with pytest.raises(DomainError, match=r"algorithm\.(client|weights|server).*toys\.run"):
-        run_many(_problems(), name, rounds=2, seeds=0, lr=0.1)
+@pytest.mark.parametrize("role", sorted(NOT_BATCHED))
+def test_pieces_without_a_population_axis_are_refused_by_name(role):
+    import dataclasses
+
+    piece = NOT_BATCHED[role]
+    algo = dataclasses.replace(toys.algorithms.get("fedavg"), name="mine", **{role: piece})
+    assert toys.run(_problems()[0], algo, rounds=2, seed=0, lr=0.1).rounds == 2
+    with pytest.raises(DomainError, match=rf"algorithm\.{role}.*{type(piece).__name__}.*"
+                                          r"'mine' runs with toys\.run"):
+        run_many(_problems(), algo, rounds=2, seeds=0, lr=0.1)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -160,3 +202,19 @@ def test_population_arrays_and_the_benchmark_at_tiny_size(capsys):
     assert bench.main(["--instances", "12", "--repeats", "1", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "run_many:" in out and "final models equal to plain numpy's: True" in out
+
+
+@pytest.mark.parametrize("participation", ["full", "uniform:m=3"])
+def test_instances_that_diverge_at_different_rounds_end_as_their_own_runs(participation):
+    probs = _problems(seed0=70)
+    lrs = [0.52, 0.7, 1.5, 30.0]  # 2/L = 0.5: each diverges, by the gap or the norm rule
+    pop = run_many(probs, "fedavg", rounds=60, seeds=[0, 1, 2, 3], vary={"lr": lrs},
+                   participation=participation, local_steps=2)
+    ends = []
+    for b in range(B):
+        ref = toys.run(probs[b], "fedavg", rounds=60, seed=b, lr=lrs[b], local_steps=2,
+                       participation=participation)
+        _same(pop[b], ref, record="round")
+        ends.append(ref.diverged_at)
+    assert pop.diverged_at.tolist() == [-1 if e is None else e for e in ends]
+    assert len({e for e in ends if e is not None}) >= 2  # the rules end them at other rounds
