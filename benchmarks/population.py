@@ -5,7 +5,8 @@ The workload is falsify's kind of instance: random quadratics (N = 3 clients, d 
 with tau = 5 local steps, T = 8 rounds, full participation, each instance its own step size.
 Three ways, interleaved repeats, medians, the load average beside them:
 
-* ``run_many``: one population of B instances (``record="state"``: the state metrics);
+* ``run_many``: one population of B instances (``record="state"``: the state metrics, what
+  the plain batch computes; ``run_many round``: also the per-step measurements);
 * ``toys.run`` loop: B separate runs (``record="sync"``);
 * plain numpy: the same FedAvg rounds written directly on (B, N, d) arrays, with the same state
   metrics (the floor numpy allows; its final models are checked equal to run_many's).
@@ -71,9 +72,9 @@ def main(argv=None) -> int:
     lrs = np.random.default_rng(0).uniform(0.05, 0.9, B)
     loop_n = min(B, 100 if a.quick else 300)
 
-    def many():
+    def many(record="state"):
         return toys.run_many(pop, "fedavg", rounds=T, seeds=0, local_steps=TAU,
-                             vary={"lr": lrs})
+                             vary={"lr": lrs}, record=record)
 
     def loop():
         for b in range(loop_n):
@@ -83,10 +84,11 @@ def main(argv=None) -> int:
     x_plain, _ = _plain(pop, lrs)
     tr = many()
     same = all(np.array_equal(tr[b].final_model, x_plain[b]) for b in range(B))
-    times = {"run_many": [], "toys.run loop": [], "plain numpy": []}
+    times = {"run_many": [], "run_many round": [], "toys.run loop": [], "plain numpy": []}
     with one_blas_thread():
         for _ in range(K):
             times["run_many"].append(B / _time(many))
+            times["run_many round"].append(B / _time(lambda: many("round")))
             times["toys.run loop"].append(loop_n / _time(loop))
             times["plain numpy"].append(B / _time(lambda: _plain(pop, lrs)))
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -94,7 +96,7 @@ def main(argv=None) -> int:
           f"T = {T}; instances per second, median of {K} interleaved repeats "
           f"[load average {load}]")
     for k, v in times.items():
-        print(f"{k:>14}: {statistics.median(v):12,.0f} /s")
+        print(f"{k:>15}: {statistics.median(v):12,.0f} /s")
     ratio = statistics.median(times["plain numpy"]) / statistics.median(times["run_many"])
     print(f"run_many is {ratio:.2f}x slower than plain numpy; final models equal to plain "
           f"numpy's: {same}")
