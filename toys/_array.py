@@ -25,7 +25,7 @@ from array_api_compat import array_namespace, is_numpy_array
 
 __all__ = ["array_namespace", "argsort_desc", "broadcast_rows", "count", "is_numpy", "item",
            "normalise", "one_blas_thread", "one_cpu_thread", "per_instance", "sqnorm_rows",
-           "to_numpy", "wdot", "wsum"]
+           "to_numpy", "wdot", "wmatmul", "wsum"]
 
 
 def is_numpy(x) -> bool:
@@ -130,6 +130,35 @@ def wdot(a, v):
             return a @ v
         return np.matmul(v[..., None, :], a[..., :, None])[..., 0, 0]
     return (a * v).sum(dim=-1)
+
+
+_WMATMUL_ELEMENTS = 1 << 24  # largest torch product stack (..., rows, N, d) of one block
+
+
+def wmatmul(P, X):
+    """sum_n P_in X_n for every row i: ``P`` (..., M, N), ``X`` (..., N, d) -> (..., M, d)
+    (leading axes broadcast: a population's (B, N, N) and (B, N, d), or one (N, N) for all).
+
+    Every instance gets the bits of its own unbatched product: numpy's ``matmul`` runs the
+    2-d product slice by slice; on torch (whose batched and single products may sum in other
+    orders) it is the elementwise product summed over n, as :func:`wsum`, in blocks of rows
+    of at most ``2**24`` elements (a block's sums do not depend on the others).
+
+    >>> wmatmul(np.array([[0.0, 1.0], [0.5, 0.5]]), np.array([[2.0], [4.0]])).tolist()
+    [[4.0], [3.0]]
+    >>> wmatmul(np.eye(2), np.ones((3, 2, 1))).shape
+    (3, 2, 1)
+    """
+    if is_numpy_array(X):
+        return np.matmul(P, X)
+    M = P.shape[-2]
+    lead = 1
+    for n in (X.shape[:-2] if X.ndim >= P.ndim else P.shape[:-2]):
+        lead *= int(n)
+    rows = max(1, _WMATMUL_ELEMENTS // max(1, lead * P.shape[-1] * X.shape[-1]))
+    Xb = X[..., None, :, :]
+    parts = [(P[..., i:i + rows, :, None] * Xb).sum(dim=-2) for i in range(0, M, rows)]
+    return parts[0] if len(parts) == 1 else array_namespace(X).concat(parts, axis=-2)
 
 
 def per_instance(v, like):

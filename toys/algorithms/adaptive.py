@@ -13,7 +13,9 @@ participants), and the server runs one step of an adaptive optimiser on it::
 
 (element-wise; ``eps`` is the paper's adaptivity tau, ``server_lr`` its eta). As in the paper
 there is no bias correction, m starts at 0 and v at eps^2 (its v_{-1} >= tau^2). A round
-without participants leaves x and the state unchanged. The state is ``Moments(m, v)``.
+without participants leaves x and the state unchanged. The state is ``Moments(m, v)`` (a
+population's (B, d) each, :func:`toys.run_many`: an instance without participants keeps its
+x and state).
 
 Example
 -------
@@ -30,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from .._array import array_namespace, count
+from .._array import array_namespace, count, wsum
 from ..validation import check_choice
 from ._hyper import value
 
@@ -55,6 +57,7 @@ class AdaptiveStep:
     beta1: float = 0.9
     beta2: float = 0.99
     eps: float = 1e-3
+    batched = True
 
     def __post_init__(self):
         check_choice("adaptive server optimiser", self.kind, KINDS)
@@ -78,7 +81,7 @@ class AdaptiveStep:
         if count(mask) == 0:
             return x, state
         xp = array_namespace(x)
-        D = weights @ deltas
+        D = wsum(weights, deltas)
         D2 = D * D
         m = self.beta1 * state.m + (1.0 - self.beta1) * D
         if self.kind == "adagrad":
@@ -87,4 +90,9 @@ class AdaptiveStep:
             v = self.beta2 * state.v + (1.0 - self.beta2) * D2
         else:
             v = state.v - (1.0 - self.beta2) * D2 * xp.sign(state.v - D2)
-        return x + self.server_lr * m / (xp.sqrt(v) + self.eps), Moments(m, v)
+        x_new = x + self.server_lr * m / (xp.sqrt(v) + self.eps)
+        if mask.ndim == 1:
+            return x_new, Moments(m, v)
+        some = xp.any(mask, axis=-1)[..., None]  # per instance: no move without participants
+        return xp.where(some, x_new, x), Moments(xp.where(some, m, state.m),
+                                                 xp.where(some, v, state.v))

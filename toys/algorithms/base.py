@@ -82,7 +82,10 @@ class Setup:
     messages) and ``cache`` (shared by the pieces of one run, e.g. seed 003's graph) and
     ``info`` (entries for ``Trace.info``); ``asarray`` moves numpy data to the run's backend;
     ``seed`` is the run's seed (pieces that draw at random derive their own streams from it:
-    :func:`toys.algorithms.local_work.round_rng`)."""
+    :func:`toys.algorithms.local_work.round_rng`). For a population (:func:`toys.run_many`)
+    ``problem`` is the stacked population, ``seed`` the tuple of the instances' seeds and
+    ``processes``, when given, the tuple of the instances' participation processes
+    (``process`` is then the first; None: ``process`` for every instance)."""
 
     problem: object
     process: object
@@ -92,7 +95,8 @@ class Setup:
     cache: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     asarray: object = None
-    seed: int | None = None
+    seed: int | tuple | None = None
+    processes: tuple | None = None
 
     def __post_init__(self):
         if self.asarray is None:

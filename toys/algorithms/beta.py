@@ -37,7 +37,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .._array import array_namespace
+from .._array import array_namespace, wmatmul
 
 __all__ = ["graph", "graph_for", "messages", "neighbour_average", "perturbed"]
 
@@ -45,7 +45,10 @@ __all__ = ["graph", "graph_for", "messages", "neighbour_average", "perturbed"]
 def graph_for(setup, messages_=None) -> dict:
     """The graph of a run (computed once per run, shared by the pieces through
     ``setup.cache``, and recorded in ``Trace.info["graph"]``): from explicit ``messages``
-    (N, D) when given, else from the problem's data (:func:`messages`)."""
+    (N, D) when given, else from the problem's data (:func:`messages`). For a population
+    (:func:`toys.run_many`: ``setup.problem`` has ``n_instances``) each instance's graph
+    from its own problem, stacked on a leading axis (``P`` (B, N, N), ``degree`` and ``p``
+    (B, N)); explicit messages give every instance the same graph."""
     if "graph" not in setup.cache:
         if messages_ is not None:
             msg = np.asarray(messages_, dtype=float)
@@ -53,11 +56,25 @@ def graph_for(setup, messages_=None) -> dict:
                     or np.any(np.linalg.norm(msg, axis=1) == 0):
                 raise DomainError("messages", messages_, f"finite array of shape "
                                   f"({setup.n_clients}, D) with nonzero rows")
+            setup.cache["graph"] = graph(msg)
+        elif hasattr(setup.problem, "n_instances"):
+            setup.cache["graph"] = _population_graph(setup.problem)
         else:
-            msg = messages(setup.problem)
-        setup.cache["graph"] = graph(msg)
+            setup.cache["graph"] = graph(messages(setup.problem))
         setup.info["graph"] = setup.cache["graph"]
     return setup.cache["graph"]
+
+
+def _population_graph(pop) -> dict:
+    """Every instance's :func:`graph` from its own problem (``pop.problems``: the stacked
+    problems, :func:`toys.problems.stacked.stack`), stacked on a leading axis: the bits of
+    each instance's own run (a loop over the instances at bind time only)."""
+    problems = getattr(pop, "problems", None)
+    if problems is None:
+        raise DomainError("problems", pop, "a population that keeps its problems "
+                          "(toys.stack) for seed 003's graph", "or pass messages=...")
+    graphs = [graph(messages(q)) for q in problems]
+    return {k: np.stack([g[k] for g in graphs]) for k in graphs[0]}
 
 
 def _fix_sign(m: np.ndarray, ref: np.ndarray | None) -> np.ndarray:
@@ -160,17 +177,22 @@ def graph(m, eps_mis: float = 1e-12) -> dict:
 
 
 def neighbour_average(P, degree, W_last, w_bar):
-    """u_i = p_i^{-1} sum_n p_in W_last[n]; clients with p_i = 0 get ``w_bar``.
+    """u_i = p_i^{-1} sum_n p_in W_last[n]; clients with p_i = 0 get ``w_bar``. A population
+    (:func:`toys.run_many`) carries a leading instance axis: ``W_last`` (B, N, d), ``w_bar``
+    (B, d), ``P`` (B, N, N) or (N, N), ``degree`` (B, N) or (N,); each instance gets the bits
+    of its own (:func:`toys._array.wmatmul`).
 
     >>> import numpy as np
     >>> P = np.array([[0.0, 0.5], [0.5, 0.0]]); deg = P.sum(1)
     >>> neighbour_average(P, deg, np.array([[1.0], [3.0]]), np.zeros(1)).tolist()
     [[3.0], [1.0]]
+    >>> neighbour_average(P, deg, np.array([[[1.0], [3.0]]]), np.zeros((1, 1))).tolist()
+    [[[3.0], [1.0]]]
     """
     xp = array_namespace(W_last)
     ok = degree > 0
-    U = (P @ W_last) / xp.where(ok, degree, 1.0)[:, None]
-    return xp.where(ok[:, None], U, w_bar[None, :])
+    U = wmatmul(P, W_last) / xp.where(ok, degree, 1.0)[..., None]
+    return xp.where(ok[..., None], U, w_bar[..., None, :])
 
 
 def perturbed(beta: float, W, U):

@@ -107,7 +107,8 @@ class BetaPerturbed(LocalSteps):
     """Seed 003's beta-perturbed local SGD: the gradient of step k is taken at
     beta w + (1 - beta) u_i and applied to w; after the round u_i = p_i^{-1} sum_n p_in w^n
     (absent clients contribute the broadcast model; ``P``, ``degree`` from
-    :func:`toys.algorithms.beta.graph`). State: U (N, d), starting at the broadcast model."""
+    :func:`toys.algorithms.beta.graph`). State: U (N, d), starting at the broadcast model
+    (a population's U (B, N, d), each instance with its own graph: :func:`toys.run_many`)."""
 
     beta: float | None = None
     P: object = None
@@ -123,7 +124,7 @@ class BetaPerturbed(LocalSteps):
                        degree=setup.asarray(g["degree"]))
 
     first_grad_at_x = False  # step 0 takes the gradient at beta x + (1 - beta) u_i
-    batched = False  # not yet on a population's leading axis
+    batched = True  # U (B, N, d), P (B, N, N): each instance's own graph (toys.run_many)
 
     def init(self, x, n_clients):
         return broadcast_rows(x, n_clients)
@@ -136,7 +137,7 @@ class BetaPerturbed(LocalSteps):
             W = participants_update(oracle, x, self.round_lrs(round), rng, mask,
                                     self.batch_size, self.prox, self.beta, state, observer,
                                     W0=start)
-        W_last = array_namespace(W).where(mask[:, None], W, x[None, :])
+        W_last = array_namespace(W).where(mask[..., None], W, x[..., None, :])
         return W, neighbour_average(self.P, self.degree, W_last, x)
 
 
@@ -257,7 +258,8 @@ def _step_size(lrs, k, W):
         return float(lrs[k])
     v = lrs[:, k]
     if not is_numpy(W):
-        v = array_namespace(W).asarray(np.asarray(v), dtype=W.dtype, device=W.device)
+        v = np.array(v)  # a copy: the population's lrs may be a read-only view
+        v = array_namespace(W).asarray(v, dtype=W.dtype, device=W.device)
     return v[:, None, None]
 
 

@@ -5,7 +5,8 @@ clipped to norm at most ``clip`` (seed 003, App. C.7: G in {1, 10, inf}).
 :class:`~toys.algorithms.client.BetaPerturbed`) whose oracle returns clipped
 gradients g <- g min(1, G / ||g||) (row-wise, per client and per local step; the proximal term
 is added after clipping). ``clip = inf`` is plain ``LocalSteps`` bit for bit. The fused
-deterministic kernel of logistic problems is bypassed (it would skip the clipping).
+deterministic kernel of logistic problems is bypassed (it would skip the clipping). Both
+run on a population's leading axis (:func:`toys.run_many`; ``batched`` as their parents).
 
 Example
 -------
@@ -33,7 +34,7 @@ __all__ = ["ClippedBeta", "ClippedSteps", "clip_rows"]
 
 def clip_rows(G, clip: float):
     """Each row of ``G`` (N, d) scaled to norm at most ``clip`` (rows already within are
-    unchanged, bit for bit).
+    unchanged, bit for bit); a population's (B, N, d) row by row.
 
     >>> import numpy as np
     >>> clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0).tolist()
@@ -45,7 +46,7 @@ def clip_rows(G, clip: float):
     norm = xp.sqrt(sqnorm_rows(G))
     over = norm > clip
     scale = xp.where(over, clip / xp.where(over, norm, 1.0), 1.0)
-    return xp.where(over[:, None], G * scale[:, None], G)
+    return xp.where(over[..., None], G * scale[..., None], G)
 
 
 class _ClippedOracle:
@@ -74,8 +75,6 @@ class _ClippedOracle:
 class ClippedSteps(LocalSteps):
     """``LocalSteps`` with per-client gradient clipping at norm ``clip`` (hyper-parameter
     ``clip`` > 0, ``math.inf`` = no clipping, the default)."""
-
-    batched = False  # not yet on a population's leading axis (toys.run_many)
 
     clip: float = math.inf
     hyper_names = LocalSteps.hyper_names + ("clip",)

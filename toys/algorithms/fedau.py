@@ -89,12 +89,18 @@ def fedau_update(state: FedAUState, chi, K) -> FedAUState:
     return FedAUState(M=M, Sd=Sd, omega=omega)
 
 
-def _to_backend(state: FedAUState, p) -> FedAUState:
-    """The state's arrays on the backend (and dtype) of ``p`` (a no-op on numpy float64)."""
+def _to_backend(state: FedAUState, p, shape) -> FedAUState:
+    """The state's arrays on the backend (and dtype) of ``p``, of the participation's
+    ``shape`` (a population's (B, N) from the (N,) of :func:`fedau_init`; a no-op on numpy
+    float64 of that shape)."""
     if isinstance(state.M, type(p)) and state.M.dtype == p.dtype:
-        return state
+        if tuple(state.M.shape) == tuple(shape):
+            return state
+        xp = array_namespace(p)
+        return FedAUState(*(xp.broadcast_to(v, tuple(shape)) for v in state))
     xp = array_namespace(p)
-    return FedAUState(*(xp.asarray(np.asarray(v), dtype=p.dtype, device=p.device)
+    return FedAUState(*(xp.broadcast_to(xp.asarray(np.asarray(v), dtype=p.dtype,
+                                                   device=p.device), tuple(shape))
                         for v in state))
 
 
@@ -102,7 +108,8 @@ def _to_backend(state: FedAUState, p) -> FedAUState:
 class FedAUWeights:
     """FedAU's weight rule: p_n omega_t^n chi_t^n with omega_t from Algorithm 2 (cutoff ``K``,
     ``math.inf`` for none). omega_t is chosen before chi_t is seen; the estimator then takes
-    chi_t in (so the state after round t gives omega_{t+1}).
+    chi_t in (so the state after round t gives omega_{t+1}). On a population
+    (:func:`toys.run_many`) the state is (B, N): each instance's own estimate, elementwise.
 
     >>> import numpy as np
     >>> rule = FedAUWeights(K=math.inf); st = rule.init(2)
@@ -114,6 +121,7 @@ class FedAUWeights:
 
     K: float = math.inf
     needs_losses = False
+    batched = True
     hyper_names = ("K",)
 
     def bind(self, hyper, setup):
@@ -132,7 +140,7 @@ class FedAUWeights:
         return state.omega
 
     def update(self, state, *, losses, p, mask, round):
-        state = _to_backend(state, p)
+        state = _to_backend(state, p, mask.shape)
         xp = array_namespace(p)
         weights = xp.where(mask, p * state.omega, 0.0)
         return weights, fedau_update(state, mask, self.K)
@@ -142,7 +150,8 @@ class FedAUWeights:
 class FixedOmega:
     """p_n omega_n chi_n with time-constant omega: 1/P(client n participates) (seed 002's
     known-participation baseline; ``omega`` is then bound from the participation process) or
-    1 (average-all, ``omega=None``).
+    1 (average-all, ``omega=None``). On a population (:func:`toys.run_many`) omega is
+    (B, N) when the instances' participation processes are given (``Setup.processes``).
 
     >>> import numpy as np
     >>> r = FixedOmega(np.array([2.0, 4.0]))
@@ -152,12 +161,16 @@ class FixedOmega:
 
     omega_values: object = None
     needs_losses = False
+    batched = True
 
     def bind(self, hyper, setup):
-        """``omega_values="known"``: 1/P(participate) from the participation process."""
+        """``omega_values="known"``: 1/P(participate) from the participation process (of
+        every instance of a population: ``setup.processes``, when given)."""
         if not (isinstance(self.omega_values, str) and self.omega_values == "known"):
             return self
-        probs = np.asarray(setup.process.probs, dtype=float)
+        procs = getattr(setup, "processes", None)
+        probs = (np.asarray(setup.process.probs, dtype=float) if procs is None else
+                 np.stack([np.asarray(q.probs, dtype=float) for q in procs]))
         setup.info["participation_probs"] = probs
         om = np.where(probs > 0, 1.0 / np.where(probs > 0, probs, 1.0), 0.0)
         return replace(self, omega_values=setup.asarray(om))

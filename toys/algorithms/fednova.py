@@ -19,7 +19,8 @@ same values) and ||a_i||_1 from the round's step sizes in step-size units
 a_ik = prod_{j > k} (1 - eta mu)). It assumes the client update is
 :class:`~toys.algorithms.local_work.HeteroSteps` (or LocalSteps) with the same
 hyper-parameters, as in the registry's ``fednova``. ``Trace.alpha`` records w; the
-coefficient applied to Delta_i is tau_eff w_i / ||a_i||_1.
+coefficient applied to Delta_i is tau_eff w_i / ||a_i||_1. On a population
+(:func:`toys.run_many`) tau_i(r) and tau_eff are each instance's own.
 
 Example
 -------
@@ -40,7 +41,7 @@ from array_api_compat import device
 
 from boundlab.errors import MissingParameterError
 
-from .._array import array_namespace
+from .._array import array_namespace, per_instance, wdot, wsum
 from ..local import lr_schedule
 from ._hyper import value
 from .local_work import WORK_NAMES, LocalWork, bind_work, work_sums
@@ -58,6 +59,7 @@ class FedNovaStep:
     lrs: object = None
     prox: float = 0.0
     hyper_names = ("server_lr", "lr", "local_steps", "prox") + WORK_NAMES
+    batched = True
 
     def bind(self, hyper, setup):
         """server_lr, and the client's lr, local work and prox (to normalise by)."""
@@ -75,8 +77,9 @@ class FedNovaStep:
     def update(self, state, *, x, deltas, weights, mask, p, round):
         xp = array_namespace(x)
         tau = self.work.local_steps
-        steps = self.work.steps(round, deltas.shape[0])
-        s = work_sums(self.lrs[round * tau:(round + 1) * tau], steps, self.prox)
+        steps = self.work.steps(round, deltas.shape[-2])
+        s = work_sums(self.lrs[..., round * tau:(round + 1) * tau], steps, self.prox)
         s = xp.asarray(s, dtype=x.dtype, device=device(x))
-        tau_eff = weights @ s
-        return x + (self.server_lr * tau_eff) * ((weights / s) @ deltas), state
+        tau_eff = wdot(weights, s)
+        return x + (self.server_lr * per_instance(tau_eff, x)) * wsum(weights / s, deltas), \
+            state

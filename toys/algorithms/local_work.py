@@ -45,8 +45,8 @@ from .._array import array_namespace, broadcast_rows, count
 from ._hyper import client_steps_of, value
 from .client import LocalSteps, participants_update
 
-__all__ = ["STREAMS", "WORK_NAMES", "HeteroSteps", "LocalWork", "bind_work", "round_rng",
-           "steps_like", "work_sums"]
+__all__ = ["STREAMS", "WORK_NAMES", "HeteroSteps", "LocalWork", "bind_work", "check_seeds",
+           "instance_draws", "round_rng", "steps_like", "work_sums"]
 
 STREAMS = {"selection": 2, "work": 3}
 """The children of ``SeedSequence(seed)`` that pieces draw from (the engine uses 0:
@@ -72,10 +72,31 @@ def round_rng(seed: int, stream: str, round: int) -> np.random.Generator:
                                                                           int(round))))
 
 
+def instance_draws(seed, stream: str, round: int, draw):
+    """``draw(round_rng(seed, stream, round))``; for a population's seeds (a tuple:
+    ``Setup.seed`` of :func:`toys.run_many`) every instance's own draw, stacked on a leading
+    axis (a loop over the instances for the draws only).
+
+    >>> instance_draws((0, 0, 1), "work", 2, lambda g: g.random(2)).shape
+    (3, 2)
+    """
+    if isinstance(seed, tuple):
+        return np.stack([draw(round_rng(s, stream, round)) for s in seed])
+    return draw(round_rng(seed, stream, round))
+
+
+def check_seeds(seed, stream: str) -> None:
+    """Refuse a run without a seed (or a population with an instance without one) before any
+    work, as :func:`round_rng` does."""
+    for s in seed if isinstance(seed, tuple) else (seed,):
+        round_rng(s, stream, 0)
+
+
 @dataclass(frozen=True)
 class LocalWork:
     """Each client's local steps per round (see the module docstring). ``local_steps`` is the
-    largest count (the engine's tau); ``seed`` the run's seed (needed only for draws)."""
+    largest count (the engine's tau); ``seed`` the run's seed (needed only for draws; a
+    population's tuple of seeds: then the drawn counts are (B, N), each instance's own)."""
 
     local_steps: int = 1
     client_steps: tuple | None = None
@@ -94,12 +115,15 @@ class LocalWork:
 
     def steps(self, round: int, n_clients: int | None = None) -> np.ndarray:
         """tau_i(r) for every client, an int array (N,) (``n_clients`` when no
-        ``client_steps`` fixes N)."""
+        ``client_steps`` fixes N); drawn for a population: (B, N)."""
         tau = (self.base() if self.client_steps is not None
                else np.full(n_clients, self.local_steps, dtype=np.int64))
         if not self.random:
             return tau
-        rng = round_rng(self.seed, "work", round)
+        return instance_draws(self.seed, "work", round, lambda rng: self._draw(rng, tau))
+
+    def _draw(self, rng, tau):
+        """The round's counts from its Generator (the order of the module docstring)."""
         if self.min_steps is not None:
             tau = rng.integers(self.min_steps, tau + 1)
         if self.straggler_prob > 0:
@@ -130,7 +154,7 @@ def bind_work(hyper: dict, setup) -> LocalWork:
     q = value(hyper, "straggler_prob", 0.0)
     work = LocalWork(tau, cs, mn, q, setup.seed)
     if work.random:
-        round_rng(setup.seed, "work", 0)  # a run without a seed is refused here
+        check_seeds(setup.seed, "work")  # a run without a seed is refused here
     return work
 
 
@@ -138,16 +162,25 @@ def work_sums(lrs, steps, prox: float = 0.0) -> np.ndarray:
     """||a_i||_1 of FedNova for vanilla local (S)GD with step sizes ``lrs`` (the round's),
     in step-size units: sum_{k < tau_i} lrs[k] prod_{k < j < tau_i} (1 - lrs[j] prox)
     (= lr tau_i for a constant lr and no proximal term). ``x - W_i = sum_k a_ik g_ik``.
+    A population's (:func:`toys.run_many`) ``lrs`` (B, tau) and / or ``steps`` (B, N) give
+    (B, N), instance by instance the same arithmetic.
 
     >>> work_sums([0.5, 0.5], np.array([1, 2]), prox=1.0).tolist()
     [0.5, 0.75]
+    >>> work_sums([[0.5, 0.5], [1.0, 1.0]], np.array([1, 2])).tolist()
+    [[0.5, 1.0], [1.0, 2.0]]
     """
     lrs = np.asarray(lrs, dtype=float)
-    acc, S = 0.0, np.empty(lrs.shape[0])
-    for k, lr in enumerate(lrs):  # a loop over the local steps, never over the clients
+    acc, S = 0.0, np.empty(lrs.shape)
+    for k in range(lrs.shape[-1]):  # a loop over the local steps, never over the clients
+        lr = lrs[..., k]
         acc = (1.0 - lr * prox) * acc + lr
-        S[k] = acc
-    return S[np.asarray(steps) - 1]
+        S[..., k] = acc
+    idx = np.asarray(steps) - 1
+    if S.ndim == 1:
+        return S[idx]
+    idx = np.broadcast_to(idx, (S.shape[0], idx.shape[-1]))
+    return np.take_along_axis(S, idx, axis=-1)
 
 
 def steps_like(x, steps: np.ndarray):
@@ -158,9 +191,8 @@ def steps_like(x, steps: np.ndarray):
 @dataclass(frozen=True)
 class HeteroSteps(LocalSteps):
     """LocalSteps with per-client local work (``work``: :class:`LocalWork`): client i does
-    tau_i(r) of the round's ``local_steps`` steps (a step mask over the client axis)."""
-
-    batched = False  # not yet on a population's leading axis (toys.run_many)
+    tau_i(r) of the round's ``local_steps`` steps (a step mask over the client axis; a
+    population's (B, N), each instance's draws from its own seed: :func:`toys.run_many`)."""
 
     work: LocalWork | None = None
     hyper_names = LocalSteps.hyper_names + WORK_NAMES

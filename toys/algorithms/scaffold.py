@@ -15,7 +15,9 @@ eta_g. Both control variates are the client piece's state, ``ScaffoldState(c, C)
 client's local steps need c, and the engine hands the server step's state to no other piece.
 The update of c needs only the Delta c_i of S, so it is done at the end of the client round;
 it is the server's update with 1/N generalised to p_i (c stays sum_i p_i c_i; the paper's
-1/N for equal weights). c and every c_i start at 0.
+1/N for equal weights). c and every c_i start at 0. On a population (:func:`toys.run_many`)
+c is (B, d) and C (B, N, d), each instance's own; an instance without participants keeps
+them.
 
 Generalisations, each reducing to the paper's case: K eta_l is the sum of the step sizes the
 client applied (a step-size schedule, per-client local work :mod:`toys.algorithms.local_work`:
@@ -40,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 from array_api_compat import device
 
-from .._array import array_namespace, broadcast_rows, count
+from .._array import array_namespace, broadcast_rows, count, wsum
 from .client import participants_update
 from .local_work import WORK_NAMES, HeteroSteps, steps_like, work_sums
 
@@ -48,7 +50,8 @@ __all__ = ["ScaffoldState", "ScaffoldSteps"]
 
 
 class ScaffoldState(NamedTuple):
-    """The control variates: the server's c (d,) and the clients' C (N, d)."""
+    """The control variates: the server's c (d,) and the clients' C (N, d) (a population's
+    (B, d) and (B, N, d))."""
 
     c: object
     C: object
@@ -84,8 +87,12 @@ class ScaffoldSteps(HeteroSteps):
         W = participants_update(oracle, x, lrs, rng, mask, self.batch_size, 0.0,
                                 observer=observer, G0=G0, W0=start,
                                 steps=None if steps is None else steps_like(x, steps),
-                                shift=c[None, :] - C)
+                                shift=c[..., None, :] - C)
         tau = np.full(N, self.local_steps) if steps is None else steps
         s = xp.asarray(work_sums(lrs, tau), dtype=x.dtype, device=device(x))
-        C_new = xp.where(mask[:, None], C - c[None, :] + (x[None, :] - W) / s[:, None], C)
-        return W, ScaffoldState(c=c + self.p @ (C_new - C), C=C_new)
+        C_new = xp.where(mask[..., None],
+                         C - c[..., None, :] + (x[..., None, :] - W) / s[..., None], C)
+        c_new = c + wsum(self.p, C_new - C)
+        if mask.ndim > 1:  # a population: an instance without participants keeps its c
+            c_new = xp.where(xp.any(mask, axis=-1)[..., None], c_new, c)
+        return W, ScaffoldState(c=c_new, C=C_new)

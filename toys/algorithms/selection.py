@@ -19,7 +19,9 @@ proportionally to p among those not yet drawn, numpy's ``choice(replace=False, p
 g_i of round r are ``round_rng(seed, "selection", r).gumbel(size=N)``
 (:func:`toys.algorithms.local_work.round_rng`): on the host, so numpy and torch runs draw the
 same candidates, and independent of the participation and sampling streams. Ties of the loss
-go to the lower client index.
+go to the lower client index. On a population (:func:`toys.run_many`, ``seed`` the tuple of
+the instances' seeds) each instance draws its own g from its own seed and keeps its own
+candidates and clients, as its own run.
 
 Example
 -------
@@ -39,7 +41,7 @@ from array_api_compat import device
 
 from .._array import argsort_desc, array_namespace, count
 from ._hyper import candidates_of, k_of
-from .local_work import round_rng
+from .local_work import check_seeds, instance_draws
 from .weights import _top_k
 
 __all__ = ["PowerOfChoice", "candidate_mask"]
@@ -55,14 +57,25 @@ def candidate_mask(seed: int, round: int, p, mask, d: int):
     (2, False)
     """
     xp = array_namespace(p)
-    g = round_rng(seed, "selection", round).gumbel(size=p.shape[0])
+    g = instance_draws(seed, "selection", round, lambda rng: rng.gumbel(size=p.shape[-1]))
     keys = xp.log(p) + xp.asarray(g, dtype=p.dtype, device=device(p))
     keys = xp.where(mask, keys, -math.inf)
+    if mask.ndim > 1:
+        return _first_rows(xp, keys, mask, d) & mask
     out = xp.zeros(p.shape, dtype=xp.bool, device=device(p))
     d_eff = min(int(d), count(mask))
     if d_eff:
         out[argsort_desc(keys)[:d_eff]] = True
     return out & mask
+
+
+def _first_rows(xp, keys, mask, d):
+    """Every instance's :func:`candidate_mask` at once: True on the min(d, |mask|) first
+    clients of the stable decreasing order of its keys."""
+    order = argsort_desc(keys)
+    rank = argsort_desc(-xp.astype(order, keys.dtype))  # each client's position in order
+    n = xp.sum(xp.astype(mask, keys.dtype), axis=-1, keepdims=True)
+    return xp.astype(rank, keys.dtype) < xp.minimum(n, float(int(d)))
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,7 @@ class PowerOfChoice:
     candidates: int = 1
     seed: int | None = None
     needs_losses = True
+    batched = True
     hyper_names = ("k", "candidates")
 
     def bind(self, hyper, setup):
@@ -82,7 +96,7 @@ class PowerOfChoice:
         (required: d, integer in [k, N] or a fraction of N)."""
         k = k_of(hyper, setup.n_clients, True)
         d = candidates_of(hyper, setup.n_clients, k)
-        round_rng(setup.seed, "selection", 0)  # a run without a seed is refused here
+        check_seeds(setup.seed, "selection")  # a run without a seed is refused here
         return replace(self, k=k, candidates=d, seed=setup.seed)
 
     def init(self, n_clients):

@@ -7,7 +7,9 @@ round callback that moves the stage on: after a round whose recorded ``metric`` 
 ``test_accuracy``, recorded by an earlier callback such as :class:`toys.engine.TestMetrics`)
 reaches ``thresholds[stage]``, the rule uses the next sub-rule from the next round on. The
 stage is recorded into ``Trace.metrics["switch_stage"]`` every round. The state is plain data,
-so checkpoints and resumes keep it.
+so checkpoints and resumes keep it. The rule runs on a population's leading axis
+(:func:`toys.run_many`) when its sub-rules do; a population has no callbacks, so its stage
+stays 0 there, as in a ``toys.run`` without :class:`SwitchOnAccuracy`.
 
 Example
 -------
@@ -54,6 +56,11 @@ class AccuracySwitch:
     @property
     def needs_losses(self):
         return any(getattr(r, "needs_losses", True) for r in self.rules)
+
+    @property
+    def batched(self) -> bool:
+        """Whether every sub-rule runs on a population's leading axis."""
+        return all(getattr(r, "batched", False) for r in self.rules)
 
     @property
     def hyper_names(self):

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from array_api_compat import device
 
-from .._array import array_namespace, is_numpy, item, sqnorm_rows, wdot, wsum
+from .._array import array_namespace, item, sqnorm_rows, wdot, wsum
 from ..algorithms.weights import rho
 
 __all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",

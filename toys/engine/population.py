@@ -21,10 +21,14 @@ Not batched yet: the rho values (they need F_i* at every point) and ``record="st
 Divergence is judged per instance with ``toys.run``'s rule; a diverged instance's arrays end
 where its own run ends.
 
-Not batched yet, refused by name: pieces without ``batched = True`` (seed 003's beta, FedAU,
-SCAFFOLD, FedNova, the adaptive server steps, Power-of-Choice, per-client local work),
-minibatch noise, callbacks and checkpoints. Participation draws are each instance's own numpy
-stream (a loop over the instances for the draws only; full participation draws nothing).
+Every built-in piece is batched (``batched = True``): every algorithm of
+``toys.algorithms.names()`` (tests/toys/engine/test_population_pieces.py), the clipped client
+updates and the accuracy switch (whose stage stays 0: a population has no callbacks). Seed
+003's graph is each instance's own; Power-of-Choice and per-client local work draw each
+instance's numbers from its own seed. Refused by name: a piece without ``batched = True`` (a
+user's, until it takes the leading axis), minibatch noise, callbacks and checkpoints.
+Participation draws are each instance's own numpy stream (a loop over the instances for the
+draws only; full participation draws nothing).
 
 Example
 -------
@@ -53,8 +57,8 @@ from ..problems.stacked import stack
 from ..validation import check_choice, check_int
 from . import backends
 from .measure import LR, N_ROWS, ROUND, SHADOW, STATE, grad_values, loss_values, step_values
-from .settle import round_summaries
 from .rounds import DIVERGENCE
+from .settle import round_summaries
 from .trace import ROUND_FIELDS, STATE_FIELDS, Trace
 
 __all__ = ["POPULATION_RECORD", "Population", "run_many"]
@@ -67,7 +71,7 @@ the records) would exceed this many bytes are refused before any work."""
 
 def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x0=None,
              backend: str = "numpy", device=None, dtype=None, record: str = "round",
-             vary=None, **hyper) -> "Population":
+             vary=None, **hyper) -> Population:
     """Run ``algorithm`` on every problem of ``problems`` at once: a :class:`Population`
     (one :class:`Trace` per instance, and the population's arrays).
 
@@ -82,8 +86,9 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
         rounds of every instance (>= 1).
     seeds : int or sequence of B ints
         each instance's seed, as ``toys.run``'s ``seed`` (one int: the same for all).
-    participation : spec or sequence of B specs
-        as ``toys.run``'s, shared or one per instance.
+    participation : spec, sequence of B specs, or a (B, rounds, N) bool array
+        as ``toys.run``'s, shared or one per instance (the array: each instance's fixed
+        pattern, read without a loop over the instances).
     x0 : array (d,) or (B, d), optional
         initial models (default: each problem's ``x0``, else zeros).
     backend, device, dtype : as for :func:`toys.run`.
@@ -101,18 +106,18 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
     seeds = _seeds(seeds, B)
     algo = algorithm if isinstance(algorithm, Algorithm) else get(algorithm)
     _check_batched(algo)
-    procs = _processes(participation, B, N, rounds)
+    procs, fixed = _processes(participation, B, N, rounds)
     ops, oracle, _ = backends.get(backend).setup(pop, device, dtype, 0)
+    # a batched piece that draws uses seed[b] for instance b
     setup = Setup(pop, procs[0], N, rounds, algo.name, asarray=ops.asarray,
-                  seed=tuple(seeds))  # a batched piece that draws uses seed[b] for instance b
-    first = {"lr": list(vary["lr"])[0]} if vary and "lr" in vary and vary["lr"] is not None \
-        and len(list(vary["lr"])) else {}
-    algo = bind(algo, {**first, **hyper}, setup)
+                  seed=tuple(seeds), processes=tuple(procs))
+    given = list(vary["lr"]) if vary and vary.get("lr") is not None else []
+    algo = bind(algo, {**({"lr": given[0]} if given else {}), **hyper}, setup)
     algo, lrs = _vary(algo, vary or {}, B, rounds)
     _check_memory(B, N, d, rounds, lrs.shape[-1])
     ctx = _context(pop, algo, ops, oracle, _x0(pop, x0, B, d), rounds, record, lrs)
-    ctx.procs = procs
-    ctx.all_full = all(isinstance(p, part.Full) for p in procs)
+    ctx.procs, ctx.fixed_masks = procs, fixed
+    ctx.all_full = fixed is None and all(isinstance(p, part.Full) for p in procs)
     ctx.part_rngs = [None] * B if ctx.all_full else \
         [np.random.default_rng(np.random.SeedSequence(s).spawn(2)[0]) for s in seeds]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -140,9 +145,16 @@ def _check_batched(algo):
 
 
 def _processes(spec, B, N, rounds):
+    """(processes, fixed masks): one process per instance, or a (B, rounds, N) bool array of
+    fixed patterns (each instance's row is its own (rounds, N) matrix, as toys.run takes it)."""
+    if isinstance(spec, np.ndarray) and spec.ndim == 3:
+        if spec.shape != (B, rounds, N) or spec.dtype != bool:
+            raise DomainError("participation", f"array of shape {spec.shape}",
+                              f"a bool array of shape ({B}, {rounds}, {N})")
+        return [part.resolve(spec[0], N, rounds)] * B, spec
     specs = list(spec) if isinstance(spec, (list, tuple)) and len(spec) == B \
         and not isinstance(spec, str) and B > 1 else [spec] * B
-    return [part.resolve(s, N, rounds) for s in specs]
+    return [part.resolve(s, N, rounds) for s in specs], None
 
 
 def _vary(algo, vary, B, rounds):
@@ -163,10 +175,14 @@ def _vary(algo, vary, B, rounds):
     else:
         lrs = np.full((B, rounds * tau), np.nan) if base is None else \
             np.broadcast_to(np.asarray(base, dtype=float), (B, rounds * tau))
+    lrs = np.array(lrs)  # writable (torch takes it)
     if base is not None:
         from dataclasses import replace
 
-        algo = Algorithm(algo.name, replace(client, lrs=lrs), algo.weights, algo.server,
+        server = algo.server  # FedNova normalises by the clients' steps
+        if getattr(server, "lrs", None) is not None:
+            server = replace(server, lrs=lrs)
+        algo = Algorithm(algo.name, replace(client, lrs=lrs), algo.weights, server,
                          algo.description)
     return algo, lrs
 
@@ -246,6 +262,8 @@ def _masks(ctx, st, r) -> np.ndarray:
     participation draws nothing)."""
     if ctx.all_full:
         return np.ones((ctx.B, ctx.n_clients), dtype=bool)
+    if ctx.fixed_masks is not None:
+        return ctx.fixed_masks[:, r]
     rows = []
     for b, (proc, rng) in enumerate(zip(ctx.procs, ctx.part_rngs)):
         st.procs[b], m = proc.step(st.procs[b], rng)
@@ -478,4 +496,5 @@ def _trace(ctx, pop, b):
 
 
 def _per_instance(spec, B) -> bool:
-    return isinstance(spec, (list, tuple)) and len(spec) == B and B > 1
+    return (isinstance(spec, (list, tuple)) and len(spec) == B and B > 1) or \
+        (isinstance(spec, np.ndarray) and spec.ndim == 3)

@@ -5,11 +5,12 @@
 dimension d and returns a :class:`Stacked` population whose arrays carry a leading instance
 axis: ``losses(W) -> (B, N)`` and ``grads(W) -> (B, N, d)`` for client points ``W`` (B, N, d)
 (or server points (B, d), every client's row), ``p`` (B, N), ``x_star`` (B, d), ``F_star``
-(B,), ``F_star_i`` (B, N), ``x0`` (B, d). Row b is problem b: the family's formula is written
-once (:func:`toys.problems.quadratic.quad_losses`) with leading axes, so that each instance
-gets the bits of its own problem (tested instance by instance against ``toys.run``). On the
-torch backend the population's ``arrays()`` build the family's torch oracle, whose formula is
-the same function.
+(B,), ``F_star_i`` (B, N), ``x0`` (B, d), ``problems`` (the B problems themselves, for what
+a piece derives per instance when it is bound, e.g. seed 003's graph). Row b is problem b:
+the family's formula is written once (:func:`toys.problems.quadratic.quad_losses`) with
+leading axes, so that each instance gets the bits of its own problem (tested instance by
+instance against ``toys.run``). On the torch backend the population's ``arrays()`` build the
+family's torch oracle, whose formula is the same function.
 
 Families with a population form: quadratics (:class:`~toys.problems.quadratic.Quadratic`).
 Others are refused by name; a population may also be any object with the members above
@@ -73,6 +74,7 @@ class StackedQuadratic(Stacked):
         self.noise_std = np.array([q.noise_std for q in problems], dtype=float)
         self.n_instances, self.n_clients, self.dim = self.c.shape
         self.names = [getattr(q, "name", "quadratic") for q in problems]
+        self.problems = tuple(problems)  # per-instance setup (e.g. seed 003's graph)
 
     def losses(self, W):
         return quad_losses(self.A, self.c, self.b, self._broadcast(np.asarray(W)))

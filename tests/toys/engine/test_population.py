@@ -138,10 +138,11 @@ def test_pieces_without_a_population_axis_are_refused_by_name(role):
 
     piece = NOT_BATCHED[role]
     algo = dataclasses.replace(toys.algorithms.get("fedavg"), name="mine", **{role: piece})
-    assert toys.run(_problems()[0], algo, rounds=2, seed=0, lr=0.1).rounds == 2
+    hyper = {} if role == "client" else {"lr": 0.1}  # the user's client takes no lr
+    assert toys.run(_problems()[0], algo, rounds=2, seed=0, **hyper).rounds == 2
     with pytest.raises(DomainError, match=rf"algorithm\.{role}.*{type(piece).__name__}.*"
                                           r"'mine' runs with toys\.run"):
-        run_many(_problems(), algo, rounds=2, seeds=0, lr=0.1)
+        run_many(_problems(), algo, rounds=2, seeds=0, **hyper)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -218,3 +219,16 @@ def test_instances_that_diverge_at_different_rounds_end_as_their_own_runs(partic
         ends.append(ref.diverged_at)
     assert pop.diverged_at.tolist() == [-1 if e is None else e for e in ends]
     assert len({e for e in ends if e is not None}) >= 2  # the rules end them at other rounds
+
+
+def test_fixed_patterns_as_one_array_equal_per_instance_matrices():
+    probs = _problems(seed0=80)
+    masks = np.random.default_rng(0).random((B, R, N)) < 0.6
+    pop = run_many(probs, "fedsoftmax", rounds=R, seeds=0, participation=masks, lr=0.1,
+                   temperature=1.0, local_steps=2)
+    for b in range(B):
+        ref = toys.run(probs[b], "fedsoftmax", rounds=R, seed=0, participation=masks[b],
+                       lr=0.1, temperature=1.0, local_steps=2)
+        _same(pop[b], ref, record="round")
+    with pytest.raises(DomainError, match="participation"):
+        run_many(probs, "fedavg", rounds=R, seeds=0, participation=masks[:, :2], lr=0.1)
