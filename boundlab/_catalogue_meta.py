@@ -119,6 +119,17 @@ _FEDAU_RUN = {"problem": {"name": "quadratic", "n_clients": 5, "dim": 2, "L": 1.
               "params": {"sigma": 0.0, "W": 0.0, "Q": 1.0 / _FEDAU_P, "PsiG": 0.0, "p": _FEDAU_P}}
 
 
+#: FedAU App. A.3: known probabilities with every client at p_n = S/N (A4's Bernoulli, S = 2 of
+#: N = 5 per round on average), omega = 1/p_n (W = 0, Q = N/S); Corollary 4's steps: gamma =
+#: 0.01 <= 1/(4 sqrt(15) L I), gamma eta = S/(27 L I), its third branch (the smallest here)
+_A3_S, _A3_I = 2, 2
+_FEDAU_A3_RUN = {"problem": _FEDAU_RUN["problem"], "algorithm": "fedau-known", "rounds": 40,
+                 "seeds": 3,
+                 "hyper": {"lr": 0.01, "server_lr": _A3_S / (27 * _A3_I * 0.01),
+                           "local_steps": _A3_I, "participation": f"bernoulli:p={_A3_S / 5}"},
+                 "params": {"sigma": 0.0, "S_sampled": _A3_S}}
+
+
 def _entries() -> dict:
     none = {"run": None}
     meta = {}
@@ -126,7 +137,9 @@ def _entries() -> dict:
                 "drift.plateau_finite.printed", "drift.round_progress",
                 "drift.round_progress.printed"):
         meta[bid] = {**_DKR, "run": _DKR_RUN}
-    for bid in ("drift.plateau", "drift.drift_recursion", "drift.client_drift_exact"):
+    for bid in ("drift.plateau", "drift.drift_recursion", "drift.client_drift_exact",
+                "drift.convexity", "drift.first_order_convexity", "drift.smoothness",
+                "drift.young"):
         meta[bid] = {**_DKR, **none}
     for bid in ("skew.corollary", "skew.corollary_gamma", "skew.corollary.printed",
                 "skew.error_free", "skew.rate_order"):
@@ -137,6 +150,7 @@ def _entries() -> dict:
         meta[bid] = {**_BM, "algorithm": "fedsoftmax",
                      "run": _bm_run("fedsoftmax", temperature=1.0)}
     meta["skew.lemma1"] = _BM_LEMMA1
+    meta["skew.softmax_kappa_min"] = {**_BM, "algorithm": "fedsoftmax", **none}
     for bid in ("skew.recursion", "skew.speed", "skew.error", "skew.error.printed",
                 "skew.vmin", "skew.error_free_recursion", "skew.error_free_recursion.printed",
                 "skew.fedavg_speed", "skew.fedavg_speed.printed", "skew.rho_range"):
@@ -149,12 +163,13 @@ def _entries() -> dict:
                 "weight_error.cutoff_cor4", "weight_error.cutoff_opt", "weight_error.lemma_b71",
                 "weight_error.lemma_b71_ceil", "weight_error.lemma_b71.printed",
                 "weight_error.lemma_b32", "weight_error.lemma_b51", "weight_error.theorem_b41",
-                "weight_error.theorem_b41.printed"):
+                "weight_error.theorem_b41.printed", "weight_error.lemma_b31"):
         meta[bid] = {**_FEDAU, **none}
     for bid in ("weight_error.theorem2", "weight_error.theorem2_explicit",
                 "weight_error.theorem2_opt2", "weight_error.corollary4",
                 "weight_error.corollary4.printed", "weight_error.corollary4_explicit"):
         meta[bid] = {**_FEDAU, "run": _FEDAU_RUN}
+    meta["weight_error.corollary4_equiprobable"] = {**_FEDAU, "run": _FEDAU_A3_RUN}
     meta["contraction.fedavg_factor"] = _bc("fedavg", "smooth-strongly-convex")
     for bid in ("contraction.fedprox_factor", "contraction.fedprox_kappa"):
         meta[bid] = _bc("fedprox", "smooth-strongly-convex")

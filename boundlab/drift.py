@@ -196,3 +196,7 @@ BOUNDS = [
     client_drift_exact,
 ]
 
+from .drift_properties import BOUNDS as _PROPERTIES  # noqa: E402
+
+BOUNDS = BOUNDS + list(_PROPERTIES)
+

@@ -463,3 +463,7 @@ BOUNDS = [
     rho_range,
     rate_order,
 ]
+
+from .skew_softmax import BOUNDS as _SOFTMAX  # noqa: E402
+
+BOUNDS = BOUNDS + list(_SOFTMAX)

@@ -108,6 +108,23 @@ _TABLE: dict[str, tuple[Domain, str]] = {
     "dist_t": (NONNEGATIVE, "E||wbar_{t,0} - w*||^2 at the start of round t (BC)"),
     "decrease": (REAL, "E[f(wbar_{t,0}) - f(wbar_{t+1,0})], one round's expected decrease (BC)"),
     "eps": (POSITIVE, "accuracy target (BC: E||grad f(w_hat)||^2 <= eps)"),
+    # BM FedSoftMax (derived kappa bound)
+    "x_range": (NONNEGATIVE, "max over rounds of max_i x_i - min_i x_i, x_i = F_i(w_t) - F_i* "
+                             "the FedSoftMax scores (BM)"),
+    "Temp": (POSITIVE, "FedSoftMax temperature (BM's T: alpha_i ~ p_i exp(x_i/T); not rounds)"),
+    # DKR textbook properties (seed 004 appendix §2.3)
+    "f_x": (REAL, "f(x), value of a client objective at x (DKR Properties 2.1-2.3)"),
+    "f_y": (REAL, "f(y), value of a client objective at y (DKR Properties 2.1-2.3)"),
+    "lam": (UNIT_CLOSED, "convex-combination weight lambda in [0, 1] (DKR Property 2.1)"),
+    "lam_young": (POSITIVE, "Young's parameter lambda > 0 (DKR Property 2.5; lambda = "
+                            "sqrt(2 eta) in the proof of Lemma 2.2)"),
+    "lin": (REAL, "<grad f(x), y - x>, the first-order change (DKR Properties 2.2, 2.3)"),
+    "dist_xy": (NONNEGATIVE, "||y - x||^2 (DKR Property 2.3)"),
+    "a_sq": (NONNEGATIVE, "||a||^2 (DKR Property 2.5)"),
+    "b_sq": (NONNEGATIVE, "||b||^2 (DKR Property 2.5)"),
+    # FedAU App. A.3
+    "S_sampled": (INT_GE1, "clients sampled per round, p_n = S/N (FedAU App. A.3's S; not BC's "
+                           "S = sum p_i^2)"),
 }
 
 LATEX_NAMES = {
@@ -121,7 +138,9 @@ LATEX_NAMES = {
     "PsiG": r"\Psi_G", "delta": r"\delta", "deltat": r"\tilde\delta", "F": r"\mathcal{F}",
     "H": r"\mathcal{H}", "gamma_prev": r"\gamma_{t-1}", "dist_t": r"\|\bar w_{t,0}-w_\star\|^2",
     "eps": r"\epsilon", "grad_norm2": r"\|\nabla f(x_t)\|^2", "werr_t": r"e_t", "q_t": r"q_t",
-    "decrease": r"\Delta f_t",
+    "decrease": r"\Delta f_t", "f_x": r"f(x)", "f_y": r"f(y)", "lam": r"\lambda",
+    "lam_young": r"\lambda", "lin": r"\langle\nabla f(x),y-x\rangle", "dist_xy": r"\|y-x\|^2",
+    "a_sq": r"\|a\|^2", "b_sq": r"\|b\|^2", "S_sampled": r"S",
 }
 
 _CACHE: dict[tuple, sp.Symbol] = {}

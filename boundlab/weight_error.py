@@ -384,6 +384,7 @@ BOUNDS = [
     lemma_b71_printed,
 ]
 
+from .weight_error_appendix import BOUNDS as _APPENDIX  # noqa: E402
 from .weight_error_convergence import BOUNDS as _CONVERGENCE  # noqa: E402
 
-BOUNDS = BOUNDS + list(_CONVERGENCE)
+BOUNDS = BOUNDS + list(_CONVERGENCE) + list(_APPENDIX)

@@ -121,7 +121,8 @@ def register(family: str, *bound_ids: str):
 EXTRA_MODULES = ("weight_error_paths", "weight_error_drift", "drift_pairs", "skew_error_free",
                  "contraction_local", "contraction_nonconvex", "contraction_complexity",
                  "weight_error_descent", "contraction_constants", "weight_error_cutoff",
-                 "skew_constants")
+                 "skew_constants", "skew_softmax", "weight_error_reweighted",
+                 "drift_properties")
 
 
 def load_hand_written() -> None:
