@@ -35,6 +35,7 @@ from .errors import BoundlabError, UnknownNameError
 
 __all__ = ["get", "catalogue", "FAMILIES", "ids", "families", "register", "unregister",
            "registration", "meta", "is_registered", "registered_ids", "load_plugins",
+           "resolve",
            "RegistrationError", "ENTRY_POINT_GROUP", "FUNCTION_CLASSES", "PLUGIN_TIMEOUT",
            "plugin_timeout"]
 
@@ -101,6 +102,42 @@ def get(bound_id: str):
     if bound_id in _USER:
         return _USER[bound_id]
     raise UnknownNameError("bound id", bound_id, list(_load()))
+
+
+def resolve(bound):
+    """The Bound a caller judges: ``boundlab.get(bound)`` for an id, the object itself for a
+    Bound, which is always judged by its own expression. A Bound object that carries the id of
+    a catalogue or registered bound but states something else (its expression, preconditions,
+    lhs or kind) is refused by name with a :class:`RegistrationError`: results are filed by id,
+    and two statements under one id would be confused.
+
+    >>> import dataclasses, boundlab
+    >>> b = boundlab.get("drift.plateau")
+    >>> resolve(b) is b
+    True
+    >>> resolve(dataclasses.replace(b, expr=b.expr / 100))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    boundlab.registry.RegistrationError: drift.plateau: this Bound object states another expr ...
+    """
+    if isinstance(bound, str):
+        return get(bound)
+    bid = getattr(bound, "id", None)
+    try:
+        known = get(bid) if isinstance(bid, str) else None
+    except UnknownNameError:
+        return bound
+    if known is None or known is bound:
+        return bound
+    differ = [k for k in ("expr", "preconditions", "lhs", "kind")
+              if getattr(known, k, None) != getattr(bound, k, None)]
+    if differ:
+        what = "a registered" if bid in _USER else "the catalogue"
+        raise RegistrationError(
+            f"{bid}: this Bound object states another {', '.join(differ)} than {what} bound "
+            f"{bid}; it would be filed under that bound's id: give it its own id, e.g. "
+            f"dataclasses.replace(b, id='mine.{bid.split('.', 1)[-1]}')")
+    return bound
 
 
 def families() -> tuple[str, ...]:

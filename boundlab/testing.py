@@ -78,6 +78,9 @@ def params(bound, **fixed):
     ...     assert sorted(p) == ['L', 'eta', 'sigma', 'tau', 'zeta'] and p["tau"] == 3
     >>> show()
     """
+    from .registry import resolve
+
+    bound = resolve(bound)  # judged by its own expression; a clashing id is refused
     plan = _plan(bound, _check_fixed(bound, fixed))
     return st.composite(lambda draw: _draw_point(draw, plan))()
 
@@ -101,6 +104,9 @@ def assert_monotone(bound, param: str, direction: str, *, max_examples: int = 10
     """
     if direction not in ("increasing", "decreasing"):
         raise UnknownNameError("direction", direction, ["increasing", "decreasing"])
+    from .registry import resolve
+
+    bound = resolve(bound)
     names = {**bound.params, **bound.extra_params}
     if param not in bound.params:
         raise UnknownNameError(f"parameter of {bound.id}", param, list(bound.params))

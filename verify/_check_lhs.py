@@ -92,6 +92,17 @@ NOT_MEASURABLE = {
     "contraction_factor": "a factor of the bound, not a measured quantity",
     "rounds_to_eps": "an iteration complexity, not a quantity of one run",
     "rho": "the skew at every iterate is recorded only with record='step'",
+    "inv_pi": "FedSoftMax's scores x_i are not recorded (verify.checks.skew_softmax rebuilds "
+              "them round by round)",
+    "reweighted_divergence_sq": "a supremum over x of gradient differences, not a run quantity "
+                                "(verify.checks.weight_error_reweighted computes it exactly)",
+    "f_combination": "a property of a client objective at chosen points "
+                     "(verify.checks.drift_properties)",
+    "tangent_value": "a property of a client objective at chosen points "
+                     "(verify.checks.drift_properties)",
+    "f_at_y": "a property of a client objective at chosen points "
+              "(verify.checks.drift_properties)",
+    "inner_product": "a property of vectors (verify.checks.drift_properties)",
 }
 for _name in ("speed_constant", "error_constant", "e_opt", "cutoff", "lemma_kappa",
               "interval_mean", "interval_var", "interval_factorial_moment",
@@ -100,7 +111,9 @@ for _name in ("speed_constant", "error_constant", "e_opt", "cutoff", "lemma_kapp
 
 
 def _bound(bound):
-    return boundlab.get(bound) if isinstance(bound, str) else bound
+    """The bound judged: by id, or the object itself (its own expression; a Bound that
+    carries another bound's id is refused, :func:`boundlab.registry.resolve`)."""
+    return boundlab.registry.resolve(bound)
 
 
 #: a left-hand side that names another quantity in a paper's notation, by the algorithm of the

@@ -237,9 +237,3 @@ def _array(inst, key, rank, path) -> list:
     if not all(_is(x, _NUM) for x in level):
         raise IntegrityError(path, field, "numbers", "it holds a non-number")
     return value
-
-
-def looks_ours(path, head: bytes) -> bool:
-    """Whether an existing file is a worst instance boundlab saved (its JSON names
-    :data:`KIND`), so :meth:`~verify.worst.WorstInstance.save` may replace it."""
-    return head.lstrip().startswith(b"{") and KIND.encode() in head

@@ -38,8 +38,10 @@ error listing the measurable ones): ``plateau_gap``, ``pairwise_drift``,
 ``pairwise_drift_next``, ``next_sq_dist``, ``round_avg_grad_norm2``, ``avg_grad_norm2_h``,
 ``local_deviation``, ``local_divergence``, ``neighbour_avg_deviation``,
 ``perturbed_divergence``, ``local_drift``, ``one_round_descent``, ``round_weight_error``,
-``avg_weight_error``, ``contraction_factor``, ``rounds_to_eps``, ``rho`` and the constants and
-identities ``speed_constant``, ``error_constant``, ``e_opt``, ``cutoff``, ``lemma_kappa``,
+``avg_weight_error``, ``contraction_factor``, ``rounds_to_eps``, ``rho``, ``inv_pi``,
+``reweighted_divergence_sq``, the properties of one function ``f_combination``,
+``tangent_value``, ``f_at_y``, ``inner_product``, and the constants and identities
+``speed_constant``, ``error_constant``, ``e_opt``, ``cutoff``, ``lemma_kappa``,
 ``interval_mean``, ``interval_var``, ``interval_factorial_moment``, ``interval_second_moment``,
 ``interval_bias_sq``.
 

@@ -112,11 +112,10 @@ class WorstInstance:
         from . import _worst_file
 
         path = pathlib.Path(path)
-        check_replaceable(path, "save", _worst_file.looks_ours, "a worst instance boundlab "
-                          "saved")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        check_replaceable(path, "save", "a worst instance")
         doc = _worst_file.seal_document(self.to_dict())
-        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n", name="save",
+                          owned=True)
         self.path = str(path)
         return self.path
 
@@ -141,8 +140,7 @@ def supported() -> list[str]:
 def _resolve(bound):
     import boundlab
 
-    if isinstance(bound, str):
-        bound = boundlab.get(bound)
+    bound = boundlab.registry.resolve(bound)  # its own expression; a clashing id is refused
     if bound.kind != "upper":
         raise DomainError("bound", bound.id, "an upper bound (kind 'upper'); "
                           f"{bound.id} is {bound.kind!r}")

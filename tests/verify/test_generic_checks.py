@@ -81,12 +81,17 @@ def test_every_measurable_catalogue_id_gets_a_run_judged_row():
 
 @pytest.fixture
 def shrunk(monkeypatch):
-    """drift.plateau_finite with its bound divided by 1000 (answered by boundlab.get)."""
-    real_get = boundlab.get
+    """drift.plateau_finite with its bound divided by 1000: a typo in the catalogue itself
+    (answered by boundlab.get and by the registry, so the id and the statement agree)."""
+    real_get = boundlab.registry.get
     real = real_get("drift.plateau_finite")
     wrong = dataclasses.replace(real, expr=real.expr / 1000, terms={})
-    monkeypatch.setattr(boundlab, "get",
-                        lambda bid: wrong if bid == "drift.plateau_finite" else real_get(bid))
+
+    def get(bid):
+        return wrong if bid == "drift.plateau_finite" else real_get(bid)
+
+    monkeypatch.setattr(boundlab, "get", get)
+    monkeypatch.setattr(boundlab.registry, "get", get)
     return wrong
 
 

@@ -17,7 +17,9 @@ round, and the round summaries of the per-step measurements (``shadow_gap``, ``d
 ``drift_mean``, ``drift_sum``, ``disc_max``, ``g2_max``, through toys.run's
 :func:`~toys.engine.measure.step_values` and :func:`~toys.engine.settle.round_summaries`);
 ``"state"`` all but the per-step ones; ``"none"`` nothing but the final models (and alpha).
-Not batched yet: the rho values (they need F_i* at every point) and ``record="step"``.
+``"step"`` also the per-step arrays ``Trace.steps`` (with ||grad F||^2 at every virtual
+average: ``grad_norm2_virtual``, what BC's non-convex theorems bound). Not batched yet: the
+rho values (they need F_i* at every point; NaN here) and ``zeta_obs`` (NaN).
 Divergence is judged per instance with ``toys.run``'s rule; a diverged instance's arrays end
 where its own run ends.
 
@@ -56,14 +58,25 @@ from ..local import lr_schedule
 from ..problems.stacked import stack
 from ..validation import check_choice, check_int
 from . import backends
-from .measure import LR, N_ROWS, ROUND, SHADOW, STATE, grad_values, loss_values, step_values
+from .measure import (
+    GN,
+    LR,
+    N_ROWS,
+    N_STEP,
+    ROUND,
+    SHADOW,
+    STATE,
+    grad_values,
+    loss_values,
+    step_values,
+)
 from .rounds import DIVERGENCE
 from .settle import round_summaries
-from .trace import ROUND_FIELDS, STATE_FIELDS, Trace
+from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS, Trace, virtual_grad_norm2
 
 __all__ = ["POPULATION_RECORD", "Population", "run_many"]
 
-POPULATION_RECORD = ("round", "state", "none")
+POPULATION_RECORD = ("round", "step", "state", "none")
 MAX_POPULATION_BYTES = 1 << 33
 """Populations whose arrays (the clients' models and gradients, the state of the pieces and
 the records) would exceed this many bytes are refused before any work."""
@@ -92,7 +105,8 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
     x0 : array (d,) or (B, d), optional
         initial models (default: each problem's ``x0``, else zeros).
     backend, device, dtype : as for :func:`toys.run`.
-    record : ``"round"`` (default), ``"state"`` or ``"none"`` (see the module docstring).
+    record : ``"round"`` (default), ``"step"``, ``"state"`` or ``"none"`` (see the module
+        docstring).
     vary : dict, optional
         hyper-parameters that differ per instance, name -> B values; ``"lr"`` (any schedule
         ``toys.run`` takes, one per instance).
@@ -239,6 +253,8 @@ def _loop(ctx) -> dict:
            "RB": ops.full((len(ROUND), R, B), math.nan),
            "part": np.zeros((R, B, N), dtype=bool), "npart": np.full((R, B), math.nan),
            "div": np.full(B, -1), "alive": np.ones(B, dtype=bool)}
+    if ctx.record == "step":
+        out["BS"] = ops.full((R, B, N_STEP, ctx.tau), math.nan)
     st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
                          server=algo.server.init(x, N), prev_end=None,
                          procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)],
@@ -287,11 +303,11 @@ def _round(ctx, st, out, r, x, mask_np):
         L = orc.losses(x)
     coef = _weights(ctx, st, r, L, mask)
     out["ALPHA"][r] = coef
-    obs = _Steps(ctx, r, x, coef, mask, mask_np) if ctx.record == "round" else None
+    obs = _Steps(ctx, r, x, coef, mask, mask_np) if ctx.record in ("round", "step") else None
     W, st.client = algo.client.update(st.client, x=x, oracle=orc, round=r, rng=None,
                                       mask=mask, start=W0, grads=G, observer=obs)
     if obs is not None:
-        obs.summarise(out["RB"], r)
+        obs.summarise(out, r)
     xp = array_namespace(W)
     Delta = xp.where(mask[..., None], W - x[..., None, :], 0.0)
     x_new, st.server = algo.server.update(st.server, x=x, deltas=Delta, weights=coef,
@@ -328,16 +344,21 @@ class _Steps:
                                 summed=True)
         self.buf[:, SHADOW, k] = gap
         self.buf[:, LR, k] = ctx.ops.asarray(ctx.lrs[:, self.r * ctx.tau + k])
+        if ctx.record == "step":  # ||grad F||^2 at the virtual averages (grad_norms_at's)
+            self.buf[:, GN, k] = grad_values(ctx.p, ctx.oracle.grads(wbar))[0]
 
-    def summarise(self, RB, r):
-        """The round's summaries into column r of RB (NaN for an instance without
-        participants: toys.run measures nothing in such a round)."""
+    def summarise(self, out, r):
+        """The round's summaries into column r of ``out["RB"]`` (and its steps into
+        ``out["BS"]``), NaN for an instance without participants: toys.run measures nothing
+        in such a round."""
         xp = array_namespace(self.buf)
         nan = self.ctx.ops.full((self.ctx.B,), math.nan)
         some = self.ctx.ops.asbool(self.some)
         for name, v in round_summaries(self.buf, nan, self.ctx.tau).items():
             if name != "rho_min":  # rho needs F_i* at x: not batched yet
-                RB[ROUND.index(name), r] = xp.where(some, v, math.nan)
+                out["RB"][ROUND.index(name), r] = xp.where(some, v, math.nan)
+        if "BS" in out:
+            out["BS"][r] = xp.where(some[:, None, None], self.buf[:, :N_STEP], math.nan)
 
 
 def _weights(ctx, st, r, L, mask):
@@ -398,7 +419,7 @@ class Population:
         self.per_round = {k: np.full((B, R), math.nan) for k in ROUND_FIELDS}
         if ctx.record != "none":
             RB = to_numpy(out["RB"])
-            if ctx.record == "round":
+            if ctx.record in ("round", "step"):
                 for name in _SUMMARIES:
                     self.per_round[name][:] = RB[ROUND.index(name)].T
             self.per_round["n_participants"][:] = out["npart"].T
@@ -407,6 +428,11 @@ class Population:
         self.omega = (np.array(np.moveaxis(to_numpy(out["OMEGA"]), 1, 0), dtype=float)
                       if "OMEGA" in out else None)
         self.participation = np.array(np.moveaxis(out["part"], 1, 0))
+        self.steps = None
+        if "BS" in out:  # (R, B, N_STEP, tau) -> {name: (B, R, tau)}
+            BS = to_numpy(out["BS"])
+            self.steps = {k: np.array(BS[:, :, i].swapaxes(0, 1))
+                          for i, k in enumerate(STEP_FIELDS)}
         self.final_model = np.array(out["x"], dtype=float)
         self.diverged_at = _ends(self, out["div"], ctx.record != "none")
 
@@ -421,6 +447,14 @@ class Population:
         if b not in self._traces:
             self._traces[b] = _trace(self._ctx, self, b)
         return self._traces[b]
+
+    @property
+    def grad_norm2_virtual(self):
+        """(B, rounds): ``Trace.grad_norm2_virtual`` of every instance (record="step")."""
+        if self.steps is None:
+            raise AttributeError("grad_norm2_virtual needs record='step'")
+        return virtual_grad_norm2(self.state["grad_norm2"][:, :-1], self.steps["grad_norm2"],
+                                  self.per_round["n_participants"], self._ctx.tau)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -454,7 +488,10 @@ def _ends(pop, div, measured) -> np.ndarray:
         d = np.where(d > R, -1, d)
         _nan_after(pop, d, cols, alpha=False)
     on = d >= 0
-    pop.participation[on[:, None] & (cols[None, :R] > d[:, None])] = False
+    after = on[:, None] & (cols[None, :R] > d[:, None])
+    pop.participation[after] = False
+    for v in (pop.steps or {}).values():
+        v[after] = math.nan
     return d
 
 
@@ -484,6 +521,9 @@ def _trace(ctx, pop, b):
     tr.alpha[:] = pop.alpha[b]
     tr.omega = None if pop.omega is None else np.array(pop.omega[b])
     tr.participation[:] = pop.participation[b]
+    if pop.steps is not None:
+        for k in STEP_FIELDS:
+            tr.steps[k][:] = pop.steps[k][b]
     tr.final_model = np.array(pop.final_model[b])
     tr.diverged_at = None if pop.diverged_at[b] < 0 else int(pop.diverged_at[b])
     spec = meta["participation"]

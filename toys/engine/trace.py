@@ -153,9 +153,8 @@ class Trace:
         if self.steps is None or "grad_norm2" not in self.steps:
             raise DomainError("record", self.record, "'step' (the gradients at the virtual "
                                                      "averages were not recorded)")
-        g, tau = self.state["grad_norm2"][:-1], self.local_steps
-        inner = np.sum(self.steps["grad_norm2"][:, :tau - 1], axis=1)
-        return np.where(self.per_round["n_participants"] == 0, g, (g + inner) / tau)
+        return virtual_grad_norm2(self.state["grad_norm2"][:-1], self.steps["grad_norm2"],
+                                  self.per_round["n_participants"], self.local_steps)
 
     @property
     def rho_bar(self) -> float:
@@ -271,11 +270,9 @@ class Trace:
             if importlib.util.find_spec("pyarrow") is None:
                 raise DomainError("path", path, "a .csv path (Parquet needs pyarrow, "
                                                 "which is not installed)")
+        check_replaceable(path, "path", "a trace table")  # before the work: refused early
         frame = frames[what]()
-        from .trace_io import _table_of_ours
-
-        check_replaceable(path, "path", _table_of_ours, "a trace table boundlab wrote")
-        with atomic_path(path) as tmp:
+        with atomic_path(path, name="path", owned=True) as tmp:
             if parquet:
                 frame.to_parquet(tmp, index=False)
             else:
@@ -316,3 +313,11 @@ class Trace:
         if np.any(np.isfinite(self.rho_min)):
             lines.append(f"rho_bar (all t) = {self.rho_bar:.6g}, rho_tilde = {self.rho_tilde:.6g}")
         return "\n".join(lines)
+
+
+def virtual_grad_norm2(g, steps_gn, n_part, tau):
+    """(1/tau) sum_{k<tau} ||grad F(xbar^(r,k))||^2 per round from ``g`` = ||grad F(x_r)||^2
+    (..., R) and the per-step values ``steps_gn`` (..., R, tau) (leading axes: the instances of
+    a population); x_r where a round had no participants (``n_part`` 0)."""
+    inner = np.sum(steps_gn[..., :tau - 1], axis=-1)
+    return np.where(n_part == 0, g, (g + inner) / tau)

@@ -9,7 +9,9 @@ Layout: ``families/`` (one module per search family, a registry and its protocol
 server steps) and ``participation.py`` (participation masks, drawn once per instance),
 ``search.py`` (the population search, local or on Dask), ``pep.py``, ``exact.py`` and
 ``interpolate.py`` (the exact worst case and the function interpolating it), ``judge.py``,
-``api.py`` (the entry point and its results), ``mutants.py``, ``power.py`` and ``_power_*.py``
+``certify.py`` with ``_mpreplay.py`` (the certified verdict: the worst instance replayed in
+mpmath), ``api.py`` (the entry point and its results), ``_file.py`` (a saved falsification,
+sealed, and :meth:`Falsification.load`), ``mutants.py``, ``power.py`` and ``_power_*.py``
 (the power benchmark).
 """
 

@@ -47,6 +47,8 @@ _SETTING = ("L", "mu", "D", "n_clients", "M", "dim", "T", "tau", "E", "K", "I", 
             "gamma", "rounds", "zeta", "Gamma", "value", "prox", "beta",
             "temperature")  # the last four: algorithms' hyper-parameters
 _INTEGERS = ("n_clients", "M", "dim", "T", "tau", "E", "K", "I", "rounds")
+_POSITIVE = ("L", "D", "eta", "lr", "gamma", "temperature", "prox")
+_NONNEGATIVE = ("mu", "zeta", "Gamma", "value")
 
 
 @dataclass
@@ -68,6 +70,8 @@ class Instance:
     lhs: float
     rhs: float
     plan: object = field(default=None, repr=False, compare=False)
+    #: the Bound judged (its own expression; None: the registered one of ``bound_id``)
+    bound: object = field(default=None, repr=False, compare=False)
 
     def problem(self):
         """``(toys problem, x0)`` of this instance."""
@@ -89,10 +93,9 @@ class Instance:
     def measure(self) -> tuple:
         """Re-run the instance on the real engine: ``(ratio, measured LHS, bound RHS)``."""
         if self.family == "worst.quadratic":
-            import boundlab
             from verify._worst_measures import MEASURES
 
-            bound = boundlab.get(self.bound_id)
+            bound = self.judged_bound()
             out = MEASURES[bound.lhs].replay(bound, self.data)
             return float(out["ratio"]), float(out["lhs"]), float(out["rhs"])
         from .search import run_instance
@@ -101,6 +104,16 @@ class Instance:
         r = self.run
         return run_instance(self.plan, prob, x0, r["rounds"], r["local_steps"], r["lr"],
                             z=self.data.get("z"))
+
+    def judged_bound(self):
+        """The Bound this instance is judged against: its own, its plan's, else the id's."""
+        if self.bound is not None:
+            return self.bound
+        if self.plan is not None:
+            return self.plan.bound
+        import boundlab
+
+        return boundlab.get(self.bound_id)
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("bound_id", "family", "data", "run", "ratio", "lhs",
@@ -125,9 +138,24 @@ class Falsification:
     per_family: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     tolerance: float = TOL
+    #: how the worst ratio was certified: "mpmath-50" (high-precision replay) or
+    #: "float64-only" (:mod:`verify.falsify.certify`), with its certified error on the ratio
+    certificate: str = ""
+    certified_error: float = float("nan")
+    #: the call's algorithm, function_class, participation and constants (what replays it)
+    setting: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path) -> Falsification:
+        """The falsification saved at ``path`` (:meth:`save`): sealed, validated, its
+        ``instance.replay()`` runs from the file alone (:mod:`verify.falsify._file`)."""
+        from ._file import load
+
+        return load(path, (cls, Instance))
 
     def to_dict(self) -> dict:
-        """Plain data (strict JSON: non-finite numbers as strings): every field, and the
+        """Plain data (strict JSON: a non-finite number is null, its ``<key>_status`` says
+        which, :func:`boundlab.io.json_safe`): every field, and the
         columns of :meth:`to_row` (the schema of :mod:`verify.schema`)."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["instance"] = None if self.instance is None else self.instance.to_dict()
@@ -151,7 +179,7 @@ class Falsification:
                "measured_hi": inst.lhs if inst else math.nan,
                "worst_ratio": self.worst_ratio, "verdict": self.verdict, "reason": self.reason,
                "n_seeds": 1 if inst else 0, "effective_samples": 1 if inst else 0}
-        bound = schema._known_bound(self.bound_id)
+        bound = inst.judged_bound() if inst is not None else schema._known_bound(self.bound_id)
         if bound is None:
             return row
         row["lhs"] = bound.lhs
@@ -170,10 +198,11 @@ class Falsification:
         from boundlab.io import atomic_write_text, check_replaceable
 
         path = pathlib.Path(path)
-        check_replaceable(path, "save", _looks_like_result, "a falsification result boundlab "
-                          "saved")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        check_replaceable(path, "save", "a falsification result")
+        from ._file import document
+
+        atomic_write_text(path, json.dumps(document(self), indent=1, allow_nan=False) + "\n",
+                          name="save", owned=True)
         return str(path)
 
 
@@ -199,10 +228,6 @@ def _instance_params(bound, inst) -> dict:
     return out
 
 
-def _looks_like_result(path, head: bytes) -> bool:
-    return head.lstrip().startswith(b"{") and b'"orientation"' in head and b'"verdict"' in head
-
-
 def _plain(v):
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -212,20 +237,17 @@ def _plain(v):
 
 
 def _strict(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _strict(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_strict(x) for x in v]
-    return v
+    """Strict-JSON data, as every ``--json``: a non-finite number is null, with a sibling
+    ``<key>_status`` ("nan", "inf" or "-inf") inside a dict (:func:`boundlab.io.json_safe`)."""
+    from boundlab.io import json_safe
+
+    return json_safe(v)
 
 
 def _check_inputs(bound, budget, seed, families, setting):
     import boundlab
 
-    if isinstance(bound, str):
-        bound = boundlab.get(bound)
+    bound = boundlab.registry.resolve(bound)  # its own expression; a clashing id is refused
     if not hasattr(bound, "lhs") or not hasattr(bound, "evaluate"):
         raise DomainError("bound", bound, "a boundlab.Bound or a bound id")
     for name, v, lo in (("budget", budget, 10), ("seed", seed, 0)):
@@ -235,6 +257,9 @@ def _check_inputs(bound, budget, seed, families, setting):
         from .families import family_names
 
         families = [families] if isinstance(families, str) else list(families)
+        if not families:
+            raise DomainError("families", "[]", "one or more search family names "
+                              f"({', '.join(family_names())}; None: every family of the class)")
         for f in families:
             if f not in family_names():
                 raise UnknownNameError("search family", f, family_names())
@@ -247,7 +272,21 @@ def _check_inputs(bound, budget, seed, families, setting):
             raise DomainError(k, v, "a finite number")
         if k in _INTEGERS and (float(v) != int(v) or v < 1):
             raise DomainError(k, v, "an integer >= 1")
+        dom = _setting_domain(bound, k)
+        if dom is not None and bool(dom.bad_mask(np.asarray(float(v)))):
+            raise DomainError(k, v, dom.describe())
     return bound, families
+
+
+def _setting_domain(bound, name):
+    """The domain of a setting value: the bound's own for its parameters, else positive for
+    the constants and steps of :data:`_POSITIVE`, non-negative for :data:`_NONNEGATIVE`."""
+    from boundlab.domains import NONNEGATIVE, POSITIVE
+
+    param = bound.params.get(name) or bound.extra_params.get(name)
+    if param is not None:
+        return param.domain
+    return POSITIVE if name in _POSITIVE else NONNEGATIVE if name in _NONNEGATIVE else None
 
 
 def _check_executor(executor, scheduler) -> None:
@@ -258,9 +297,9 @@ def _check_executor(executor, scheduler) -> None:
     if scheduler is not None:
         if executor != "dask":
             raise DomainError("scheduler", scheduler, "only with executor='dask'")
-        from .._sweep_exec import check_scheduler
+        from .._sweep_exec import probe_scheduler
 
-        check_scheduler(scheduler)
+        probe_scheduler(scheduler)  # refused here (exit 2), as sweep and verify refuse it
 
 
 def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None,
@@ -321,6 +360,7 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     else:
         res = _registered(plan, budget, seed, families, exact, (executor, scheduler))
     res.seconds = time.perf_counter() - t0
+    res.setting = {**how, **setting}  # what replays it (Falsification.load)
     if save is not None:
         res.save(save)
     return res
@@ -336,6 +376,11 @@ def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Fals
     if not fams:
         return dataclasses.replace(res, verdict="not-applicable",
                                    reason=f"no family of {names} is in {plan.function_class}")
+    from ._resources import check_search
+    from .certify import check_real
+
+    check_search(plan, fams, budget)  # before any instance: memory and time (DomainError)
+    check_real(plan)  # a bound not real at a point the search evaluates: DomainError
     try:
         best, res.evaluations, res.per_family = search(plan, fams, budget, seed, *where)
         if best is not None:
@@ -344,7 +389,9 @@ def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Fals
             run = {"algorithm": algo, **{k: v for k, v in hyper.items() if np.ndim(v) == 0},
                    "rounds": best.T, "local_steps": best.tau, "lr": best.eta,
                    **at.run_info(best.T, best.tau)}
-            data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec)}
+            data = {"z": best.z.tolist(), "spec": dataclasses.asdict(at.spec),
+                    "plan": {"hyper": dict(at.hyper_grid[0]), "step_fixed": at.step_fixed},
+                    "L": at.spec.L, "mu": at.spec.mu, "D": at.spec.D}
             res.instance = Instance(plan.bound.id, best.family, data, run, best.ratio,
                                     best.lhs, best.rhs, at)
         exact_worst_case(plan, res, exact, Instance)
@@ -357,12 +404,20 @@ def _registered(plan, budget, seed, names, exact, where=("local", None)) -> Fals
 
 
 def _conclude(res) -> Falsification:
+    """The verdict of the worst instance: its replay on the real engine, certified in high
+    precision where it can be (:func:`verify.falsify.certify.certify` and ``decide``)."""
+    from .certify import certify, decide
+
     if res.instance is None:
         res.verdict, res.reason = "error", "no instance gave a finite measured / bound"
         return res
     inst = res.instance  # the verdict rests on the real engine only: a replayed ratio
-    res.worst_ratio = inst.ratio if inst.family == "pep-interpolation" else inst.replay()
-    res.verdict = "VIOLATED" if res.worst_ratio > 1 + TOL else "holds"
+    cert = certify(inst, inst.ratio if inst.family == "pep-interpolation" else inst.replay())
+    res.verdict, why = decide(cert)
+    res.worst_ratio = math.nan if res.verdict == "diverged" else cert.ratio
+    res.certificate, res.certified_error = cert.kind, cert.error
+    if why:
+        res.reason = why
     return res
 
 
@@ -377,6 +432,9 @@ def _catalogue(bound, budget, seed, setting, why="") -> Falsification:
                              reason=f"{why}; the quadratic worst-instance search measures lhs in "
                                     f"{supported()}, not {bound.lhs!r} ({bound.kind}): judged on "
                                     "its fixed instance only")
+    from ._resources import check_catalogue
+
+    check_catalogue(setting, budget)
     try:
         w = worst_instance(bound, budget=int(budget), seed=int(seed), setting=dict(setting))
     except DomainError as exc:
@@ -388,7 +446,7 @@ def _catalogue(bound, budget, seed, setting, why="") -> Falsification:
         return Falsification(bound.id, "not-applicable", reason="the quadratic worst-instance "
                              f"search cannot evaluate the bound: {cause}")
     inst = Instance(bound.id, "worst.quadratic", w.to_dict(), dict(w.extra.get("setting", {})),
-                    w.ratio, w.lhs, w.rhs)
+                    w.ratio, w.lhs, w.rhs, bound=bound)
     res = Falsification(bound.id, "holds", evaluations=w.evaluations, instance=inst,
                         per_family={"quadratic": w.ratio}, exact_reason="catalogue bounds: "
                         "see boundlab tightness", notes=[w.how])

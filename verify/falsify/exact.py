@@ -9,12 +9,11 @@ import math
 import warnings
 
 from . import pep as _pep
+from .certify import TOL  # a replayed ratio above 1 + TOL is VIOLATED
 from .plan import LOCAL_NAMES as _LOCAL_NAMES
 
 __all__ = ["exact_worst_case", "TOL", "PEP_T_MAX"]
 
-#: a replayed ratio above 1 + TOL is VIOLATED (floating point and PEP solver accuracy)
-TOL = 1e-6
 #: the largest number of gradient steps (rounds x local steps) a PEP is solved for
 PEP_T_MAX = 16
 

@@ -6,8 +6,11 @@ A measured value at or below the rounding floor, :data:`ZERO` times the instance
 (1 + |F(x0) - F*| + max_t |F(x_t)| + ||x0 - x*||^2), is indistinguishable from 0 and gives 0:
 near the optimum F(x) - F* stalls at a few hundred ulps of F while a bound built from measured
 differences (``dist0 - dist_tau``) rounds to ~1e-19, and their quotient says nothing. A
-non-finite measurement (a diverged or undefined run), a value
-outside a parameter's domain, or a failed precondition gives ``-inf`` (never a worst case).
+non-finite measurement (an undefined run), a value outside a parameter's domain, or a failed
+precondition gives ``-inf`` (never a worst case). A run that diverged (its gap or distance
+beyond 1e100 or not finite in some round) gets
+:data:`~verify.falsify.certify.DIVERGED_RATIO` (-1e300): below every judged ratio, so it is the
+worst case only when every instance diverged, and then its verdict is ``diverged``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math
 
 import numpy as np
 
+from .certify import DIVERGED_RATIO, diverged_rows
 from .engine import measure
 
 __all__ = ["ratios", "judge", "ZERO"]
@@ -51,6 +55,7 @@ def judge(bound, q: dict, scalars: dict, per_instance: dict, lhs: str | None = N
     rhs = _evaluate(bound, use, P * K).reshape(P, K)
     scale = _scale(q)
     r = ratios(values, rhs, scale)
+    r = np.where(diverged_rows(q)[:, None], DIVERGED_RATIO, r)
     r = np.where(_preconditions_ok(bound, use, P * K).reshape(P, K), r, -math.inf)
     k = np.argmax(r, axis=1)
     rows = np.arange(P)

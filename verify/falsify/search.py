@@ -2,10 +2,11 @@
 
 For every family and every (T, tau, hyper-parameter) of the plan's grids, a population of
 search points z in [-1, 1]^n (the family's variables, plus one for the step size when it is
-free) is run as one batch (:func:`verify.falsify.engine.run_batched`); families without a
-batched form run ``toys.run`` per instance; both with the plan's algorithm
-(:mod:`verify.falsify.algorithms`) and, where the bound names it, Gamma measured on each
-instance. Generation 0 is uniform plus the corners (all -1, all +1: the extreme curvatures,
+free) is run as one population on the toys engine (:func:`toys.run_many` through
+:mod:`verify.falsify.population`, the algorithm's own pieces of :mod:`toys.algorithms`);
+families without a batched form, and algorithms with a piece that has no population axis, run
+``toys.run`` per instance; Gamma is measured on each instance where the bound names it.
+Generation 0 is uniform plus the corners (all -1, all +1: the extreme curvatures,
 thresholds and the largest step); later generations perturb the best points found so far with a
 shrinking Gaussian step. The budget counts instance evaluations and is split evenly over the
 groups (at least :data:`MIN_GROUP` each; with a small budget the grid points are visited in a
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import VIRTUAL, measured_lhs, quantities_of_trace, run_batched
+from . import population
+from .engine import VIRTUAL, measured_lhs
 from .judge import judge
 
 __all__ = ["Candidate", "search", "run_group", "MIN_GROUP", "EXECUTORS"]
@@ -159,11 +161,10 @@ def _evaluate(plan, fam, Z, T, tau, eta):
         gamma = None if stacked is None else _gamma(plan, stacked)
     except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError):
         stacked = None  # e.g. one optimum not solved: judge instance by instance (-inf there)
-    if stacked is None:
-        return _evaluate_each(plan, fam, Z, T, tau, eta)
     name = measured_lhs(plan.lhs, plan.algorithm)  # BC's: the virtual averages
-    q = run_batched(stacked, stacked.x0, plan.steps(eta, T, tau), rounds=T, tau=tau,
-                    rule=plan.rule(), masks=plan.masks(Z, T), virtual=name == VIRTUAL)
+    if stacked is None or not population.batched(plan):  # a user's piece without a
+        return _evaluate_each(plan, fam, Z, T, tau, eta)  # population axis: one by one
+    q = population.run(plan, stacked, eta, T, tau, plan.masks(Z, T), virtual=name == VIRTUAL)
     per = _per_instance(plan, q, eta, gamma)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per, lhs=name)
     return r, lhs, rhs
@@ -213,7 +214,7 @@ def run_instance(plan, prob, x0, T, tau, eta, z=None):
     rec = {"record": "step"} if name == VIRTUAL else {}
     tr = toys.run(prob, algo, rounds=T, seed=0, lr=lr, local_steps=int(tau), x0=x0,
                   participation=part, **hyper, **rec)
-    q = quantities_of_trace(tr, prob.p)
+    q = population.quantities(tr, prob.p)
     gamma = _gamma(plan, prob)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau),
                            _per_instance(plan, q, np.array([eta]), gamma), lhs=name)

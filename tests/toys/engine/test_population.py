@@ -149,7 +149,7 @@ def test_pieces_without_a_population_axis_are_refused_by_name(role):
     ({"seeds": [0, 1]}, "seeds"), ({"seeds": -1}, "seeds"), ({"rounds": 0}, "rounds"),
     ({"vary": {"prox": [1, 2, 3, 4]}}, "vary"), ({"vary": {"lr": [0.1]}}, "vary"),
     ({"vary": {"lr": [0.1, 0.1, -1.0, 0.1]}}, "lr"), ({"x0": np.zeros(7)}, "x0"),
-    ({"record": "step"}, "record"), ({"record": "sync"}, "record"),
+    ({"record": "sync"}, "record"), ({"record": "steps"}, "record"),
 ])
 def test_bad_input_names_the_parameter(kw, match):
     args = {"rounds": 2, "seeds": 0, "lr": 0.1, **kw}
@@ -232,3 +232,18 @@ def test_fixed_patterns_as_one_array_equal_per_instance_matrices():
         _same(pop[b], ref, record="round")
     with pytest.raises(DomainError, match="participation"):
         run_many(probs, "fedavg", rounds=R, seeds=0, participation=masks[:, :2], lr=0.1)
+
+
+@pytest.mark.parametrize("name", ["fedprox", "beta", "fedavg"])
+def test_record_step_gives_the_per_step_arrays_of_each_run(name):
+    probs = _problems(seed0=90)
+    hyper = {"lr": 0.05, "local_steps": 3, **BATCHED.get(name, {"beta": 0.5})}
+    pop = run_many(probs, name, rounds=R, seeds=[0, 1, 2, 3], participation="uniform:m=3",
+                   record="step", **hyper)
+    for b in range(B):
+        ref = toys.run(probs[b], name, rounds=R, seed=b, participation="uniform:m=3",
+                       record="step", **hyper)
+        _same(pop[b], ref, record="round")
+        for k in ("shadow_gap", "dist2", "drift_max", "disc", "g2_max", "lr", "grad_norm2"):
+            np.testing.assert_array_equal(pop[b].steps[k], ref.steps[k], err_msg=k)
+        np.testing.assert_array_equal(pop.grad_norm2_virtual[b], ref.grad_norm2_virtual)

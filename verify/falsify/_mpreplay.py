@@ -1,0 +1,180 @@
+"""The high-precision replay behind :mod:`verify.falsify.certify`: an instance's run redone in
+mpmath on the built problem's own float64 arrays (exact inputs), at a given working precision.
+
+What it covers: gradient descent and FedAvg (every client every round, exact gradients, one
+step per instance or the plan's schedule), on quadratic clients (``toys.Quadratic``: A_i, c_i,
+b_i), ridge sums (:class:`verify.falsify.families._ridge.RidgeSum`, Huber or softplus profile)
+and their tilted versions (:class:`verify.falsify.families.tilt.TiltedProblem`). The optimum
+x* is re-solved by Newton's method at the working precision from the float64 one. Anything else
+raises :class:`Unsupported` (the verdict is then certified in float64 only).
+
+:func:`replay` returns the run's quantities as lists of ``mpf`` in the indexing of
+:func:`verify.falsify.engine.run_batched` (``gap``, ``dist2``, ``grad_norm2``, ``loss`` per
+state; ``shadow_gap``, ``g2_max``, ``lr`` per round).
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+__all__ = ["Unsupported", "replay", "ALGORITHMS"]
+
+#: the plan algorithms replayed here (both run as toys' FedAvg)
+ALGORITHMS = ("gd", "fedavg")
+_NEWTON_STEPS = 80
+
+
+class Unsupported(Exception):
+    """This instance has no high-precision replay here; ``str(exc)`` says why."""
+
+
+def _vec(a):
+    return [mpmath.mpf(float(v)) for v in a]
+
+
+def _dot(u, v):
+    return mpmath.fsum(x * y for x, y in zip(u, v))
+
+
+class _Clients:
+    """Losses, gradients and Hessians of a problem's clients in mpmath (exact float inputs)."""
+
+    def __init__(self, prob):
+        from .families._ridge import RidgeSum
+        from .families.tilt import TiltedProblem
+
+        self.tilt, self.xs = None, None
+        if isinstance(prob, TiltedProblem):
+            self.tilt = [_vec(t) for t in prob.t]
+            self.xs = _vec(prob.x_star)
+            prob = prob.base
+        self.p = _vec(prob.p)
+        if getattr(prob, "kind", "") == "quadratic" and hasattr(prob, "A"):
+            self.kind = "quadratic"
+            self.A = [[_vec(row) for row in Ai] for Ai in prob.A]
+            self.c, self.b = [_vec(ci) for ci in prob.c], _vec(prob.b)
+        elif isinstance(prob, RidgeSum) and prob.arr["profile"] in ("huber", "softplus"):
+            self.kind = prob.arr["profile"]
+            arr = prob.arr
+            self.a = [[_vec(aj) for aj in ai] for ai in arr["a"]]
+            self.rb, self.w = [_vec(v) for v in arr["b"]], [_vec(v) for v in arr["w"]]
+            self.delta, self.c = [_vec(v) for v in arr["delta"]], [_vec(v) for v in arr["c"]]
+            self.mu = mpmath.mpf(float(arr["mu"]))
+        else:
+            raise Unsupported(f"no high-precision form of a {type(prob).__name__} problem")
+        self.d = len(self.c[0])
+
+    def loss(self, i, x):
+        if self.kind == "quadratic":
+            y = [xk - ck for xk, ck in zip(x, self.c[i])]
+            v = _dot(y, [_dot(row, y) for row in self.A[i]]) / 2 + self.b[i]
+        else:
+            v = self.mu / 2 * _dot(*[[xk - ck for xk, ck in zip(x, self.c[i])]] * 2)
+            for aj, bj, wj, dj in zip(self.a[i], self.rb[i], self.w[i], self.delta[i]):
+                v += wj * self._h(_dot(aj, x) - bj, dj)
+        if self.tilt is not None:
+            v += _dot([xk - sk for xk, sk in zip(x, self.xs)], self.tilt[i])
+        return v
+
+    def _h(self, s, dl):
+        if self.kind == "huber":
+            return s * s / 2 if abs(s) <= dl else dl * abs(s) - dl * dl / 2
+        return dl * dl * mpmath.log(mpmath.cosh(s / dl))
+
+    def grad(self, i, x):
+        if self.kind == "quadratic":
+            y = [xk - ck for xk, ck in zip(x, self.c[i])]
+            g = [_dot(row, y) for row in self.A[i]]
+        else:
+            g = [self.mu * (xk - ck) for xk, ck in zip(x, self.c[i])]
+            for aj, bj, wj, dj in zip(self.a[i], self.rb[i], self.w[i], self.delta[i]):
+                s = _dot(aj, x) - bj
+                dh = max(-dj, min(dj, s)) if self.kind == "huber" else dj * mpmath.tanh(s / dj)
+                g = [gk + wj * dh * ak for gk, ak in zip(g, aj)]
+        if self.tilt is not None:
+            g = [gk + tk for gk, tk in zip(g, self.tilt[i])]
+        return g
+
+    def hess(self, i, x):
+        d = self.d
+        if self.kind == "quadratic":
+            return mpmath.matrix(self.A[i])
+        H = mpmath.eye(d) * self.mu
+        for aj, bj, wj, dj in zip(self.a[i], self.rb[i], self.w[i], self.delta[i]):
+            s = _dot(aj, x) - bj
+            d2 = (1 if abs(s) < dj else 0) if self.kind == "huber" else \
+                1 / mpmath.cosh(s / dj) ** 2
+            H += wj * d2 * mpmath.matrix(aj) * mpmath.matrix(aj).T
+        return H
+
+    def F(self, x):
+        return mpmath.fsum(pi * self.loss(i, x) for i, pi in enumerate(self.p))
+
+    def gradF(self, x):
+        gs = [self.grad(i, x) for i in range(len(self.p))]
+        return [mpmath.fsum(pi * g[k] for pi, g in zip(self.p, gs)) for k in range(self.d)]
+
+    def optimum(self, x0):
+        """x* by Newton's method from ``x0`` (the float64 one); Unsupported if it stalls."""
+        x = _vec(x0)
+        tol = mpmath.mpf(10) ** (-(mpmath.mp.dps - 8))
+        for _ in range(_NEWTON_STEPS):
+            g = self.gradF(x)
+            if mpmath.norm(g) <= tol:
+                return x
+            H = sum((pi * self.hess(i, x) for i, pi in enumerate(self.p)), mpmath.zeros(self.d))
+            try:
+                step = mpmath.lu_solve(H, mpmath.matrix(g))
+            except ZeroDivisionError as exc:
+                raise Unsupported("Newton's method met a singular Hessian at x*") from exc
+            x = [xk - step[k] for k, xk in enumerate(x)]
+        raise Unsupported("Newton's method did not settle x* at the working precision")
+
+
+def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
+    """The run of ``plan`` on ``prob`` from ``x0`` in mpmath at the current precision;
+    ``steps`` the float64 step of every SGD iteration (length T tau)."""
+    if plan.algorithm not in ALGORITHMS or plan.participation is not None:
+        raise Unsupported(f"no high-precision replay of {plan.algorithm} "
+                          f"(participation {plan.participation or 'full'})")
+    cl = _Clients(prob)
+    xs = cl.optimum(prob.x_star)
+    Fs = cl.F(xs)
+    x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
+                                        "g2_max", "lr")}
+    for r in range(T + 1):
+        _state(cl, x, xs, Fs, out)
+        if r == T:
+            break
+        x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out)
+    out["F_star"], out["x_star"] = Fs, xs
+    return out
+
+
+def _state(cl, x, xs, Fs, out):
+    loss = cl.F(x)
+    out["loss"].append(loss)
+    out["gap"].append(loss - Fs)
+    out["dist2"].append(mpmath.fsum((a - b) ** 2 for a, b in zip(x, xs)))
+    g = cl.gradF(x)
+    out["grad_norm2"].append(_dot(g, g))
+
+
+def _round(cl, x, Fs, lrs, out):
+    """tau local steps of every client from x, the server average after each for the shadow
+    gap; returns x + sum_i p_i (W_i - x) (toys' FedAvg server step)."""
+    N = len(cl.p)
+    W = [list(x) for _ in range(N)]
+    shadow, g2 = mpmath.mpf(0), mpmath.mpf(0)
+    xbar = x
+    for lr in lrs:
+        G = [cl.grad(i, W[i]) for i in range(N)]
+        g2 = max(g2, max(_dot(g, g) for g in G))
+        W = [[w - lr * g for w, g in zip(W[i], G[i])] for i in range(N)]
+        xbar = [xk + mpmath.fsum(pi * (W[i][k] - xk) for i, pi in enumerate(cl.p))
+                for k, xk in enumerate(x)]
+        shadow += cl.F(xbar) - Fs
+    out["shadow_gap"].append(shadow / len(lrs))
+    out["g2_max"].append(g2)
+    out["lr"].append(lrs[0])
+    return xbar
