@@ -34,7 +34,8 @@ import sympy as sp
 
 from ._fastops import _U, OPS, RTOL, evaluate_program, fill_exact, run_program
 
-__all__ = ["ExactEvaluator", "RTOL", "foreign_function", "check_functions"]
+__all__ = ["ExactEvaluator", "RTOL", "MAX_DEPTH", "MAX_DIGITS", "foreign_function",
+           "check_functions", "check_shape"]
 
 _OPS = OPS  # the operations (value, error) live in boundlab._fastops (numpy only, no sympy)
 
@@ -91,6 +92,7 @@ Max, Piecewise, ...): write it as an expression of them
     from .errors import BoundlabError
     from .integrity import escape
 
+    check_shape(expr, owner)
     node = foreign_function(expr)
     if node is None:
         return
@@ -98,6 +100,50 @@ Max, Piecewise, ...): write it as an expression of them
     raise BoundlabError(f"{owner}: the function {name!r} is not one of sympy's own (an "
                         "undefined sympy Function); boundlab evaluates only sympy's functions "
                         "(exp, log, Max, Piecewise, ...): write it as an expression of them")
+
+
+#: the deepest expression tree accepted (the catalogue's deepest is 12 levels); deeper trees
+#: are refused before any recursive sympy operation could run out of stack or time
+MAX_DEPTH = 100
+#: the most decimal digits of an exact number in an expression (Python prints at most 4300)
+MAX_DIGITS = 4000
+
+
+def check_shape(expr, owner: str) -> None:
+    """Refuse (:class:`~boundlab.errors.BoundlabError` naming ``owner``) an expression nested
+    deeper than :data:`MAX_DEPTH`, one holding the imaginary unit ``I`` or complex infinity (a
+    bound is real-valued), or an exact number of more than :data:`MAX_DIGITS` digits. The walk
+    is iterative and visits each shared sub-expression once.
+
+    >>> check_shape(sp.I * sp.Symbol("eta"), "mine.b: expr")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.BoundlabError: mine.b: expr: the expression holds the imaginary unit I: a \
+bound is a real-valued expression (write its real form)
+    """
+    from .errors import BoundlabError
+
+    if not isinstance(expr, sp.Basic):
+        return
+    stack, deepest = [(expr, 1)], {}
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BoundlabError(f"{owner}: the expression is nested more than {MAX_DEPTH} "
+                                "levels deep (e.g. sqrt(sqrt(...))); boundlab refuses it")
+        if node is sp.I or node is sp.zoo:
+            raise BoundlabError(f"{owner}: the expression holds the imaginary unit I: a bound "
+                                "is a real-valued expression (write its real form)"
+                                if node is sp.I else f"{owner}: the expression holds complex "
+                                "infinity (zoo): a bound is a real-valued expression")
+        if node.is_Rational and max(abs(int(node.p)), int(node.q)).bit_length() \
+                > MAX_DIGITS * 3.3219:
+            raise BoundlabError(f"{owner}: the expression holds an exact number of more than "
+                                f"{MAX_DIGITS} digits; boundlab refuses it (its value is "
+                                "beyond float64 anyway: write the bound without it)")
+        if deepest.get(id(node), 0) < depth:  # a shared node again only when deeper
+            deepest[id(node)] = depth
+            stack.extend((a, depth + 1) for a in node.args)
 
 
 class ExactEvaluator:
@@ -217,7 +263,10 @@ class ExactEvaluator:
         args = [np.asarray(x, dtype=float) for x in args]
         shape = np.broadcast_shapes(*(x.shape for x in args)) if args else ()
         with np.errstate(all="ignore"):
-            v = np.broadcast_to(np.asarray(self._plain(*args), dtype=float), shape).copy()
+            raw = np.asarray(self._plain(*args))
+            if np.iscomplexobj(raw):  # a non-real value is nan (then settled exactly), never
+                raw = np.where(raw.imag == 0, raw.real, np.nan)  # its real part
+            v = np.broadcast_to(np.asarray(raw, dtype=float), shape).copy()
             bad = ~np.isfinite(v)
         return fill_exact(v, bad, args, shape, self.exact)
 

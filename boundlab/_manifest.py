@@ -1,8 +1,20 @@
-"""Never delete or overwrite what boundlab did not write: output folders carry a manifest
-(:data:`MANIFEST`, every file with its SHA-256) and are replaced or updated only when it lists
-everything in them, unchanged; single-file outputs replace only a file recognisably boundlab's
-(:func:`check_replaceable`); temporary files of dead writers are removed (:func:`clean_temps`).
-Re-exported by :mod:`boundlab.io`.
+"""Never delete or overwrite what boundlab did not write, one rule for every write: a file is
+replaced or deleted only when boundlab wrote it and it is unchanged since, by the SHA-256
+recorded when it was written.
+
+- An output *folder* carries a manifest (:data:`MANIFEST`, every file with its hash) and is
+  replaced or updated only when the manifest lists everything in it, unchanged
+  (:func:`check_output_dir`).
+- A *single-file* output carries a record beside it
+  (:func:`~boundlab._atomic.record_path`: the hidden ``.NAME.boundlab.json`` with its hash)
+  and is replaced only when the record matches (:func:`~boundlab._atomic.check_replaceable`);
+  a file's first bytes prove nothing.
+- Temporary files are removed only when provably boundlab's: carrying the mark of a dead
+  writer's lock (:func:`clean_temps`, :mod:`boundlab._lock`), never by a name pattern, and
+  never in a folder that is refused.
+
+:func:`boundlab.io.force_overwrite` (``--force``) lifts the refusals. Re-exported by
+:mod:`boundlab.io`.
 
 Example
 -------
@@ -18,12 +30,12 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 
-from ._atomic import TMP_MARK, atomic_write_text
+from ._atomic import TMP_MARK, _file_hash, atomic_write_text, check_replaceable, forced
+from ._lock import LOCK, dead_mark, process_alive, remove_marked
 
 __all__ = ["MANIFEST", "check_output_dir", "check_replaceable", "clean_temps", "foreign_files",
-           "process_alive", "read_manifest", "write_manifest"]
+           "process_alive", "read_manifest", "write_manifest", "add_to_manifest"]
 
 #: the file, written by boundlab last, that lists every file of an output folder with its hash:
 #: only a folder holding a valid manifest that lists all of its files may be replaced or updated
@@ -32,38 +44,8 @@ _MANIFEST_FORMAT = "boundlab-manifest/1"
 _MANIFEST_MAX = 16 << 20
 
 
-def check_replaceable(path, name: str, looks_ours, what: str = "a file boundlab wrote"):
-    """Refuse (DomainError naming ``name``) to overwrite an existing ``path`` unless
-    ``looks_ours(path, first_bytes)`` recognises it as a file boundlab wrote of this kind (its
-    header, format tag or schema): a single-file output never replaces a user's own file. A
-    missing path is fine. ``first_bytes`` are at most the first 64 KiB.
-
-    >>> import pathlib, tempfile
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "thesis.csv"; _ = f.write_text("my,data")
-    >>> check_replaceable(f, "--out", lambda path, head: head.startswith(b"round,"))
-    ... # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    boundlab.errors.DomainError: --out = '...thesis.csv' is outside its domain: ...another path)
-    """
-    from .errors import DomainError
-
-    p = pathlib.Path(path)
-    if not os.path.lexists(p):
-        return
-    head = b""
-    if p.is_file() and not p.is_symlink():
-        try:
-            with open(p, "rb") as fh:
-                head = fh.read(1 << 16)
-        except OSError:
-            head = b""
-    if not head or not looks_ours(p, head):
-        raise DomainError(name, str(path), f"a new file or {what}", "it exists and boundlab "
-                          "did not write it: delete it or choose another path")
-
-
-def check_output_dir(path, name: str = "out", kind: str | None = None) -> pathlib.Path:
+def check_output_dir(path, name: str = "out", kind: str | None = None, *,
+                     unchanged: bool = True) -> pathlib.Path:
     """Validate an output directory before any work; returns it as a path.
 
     Accepted: a directory that does not exist yet in an existing, writable directory; an empty
@@ -71,8 +53,11 @@ def check_output_dir(path, name: str = "out", kind: str | None = None) -> pathli
     when given) that lists every file in it, each unchanged since boundlab wrote it. Refused
     (:class:`~boundlab.errors.DomainError` naming ``name``): an empty path, a file, a missing or
     unwritable parent, the current or home directory, and a folder with anything else in it
-    -- the message names the unknown or changed files. Nothing is ever deleted or overwritten
-    that boundlab did not write. Temporary files of dead boundlab processes are removed first.
+    -- the message names the unknown or changed files (:class:`~boundlab.errors.OverwriteError`;
+    :func:`~boundlab.io.force_overwrite` accepts it). ``unchanged=False``: a listed file counts
+    as boundlab's whatever its content (for a folder whose files carry their own seals, which
+    then name an edited one precisely). Nothing is deleted here; a dead writer's leftovers,
+    proved by its lock, do not count as foreign (:func:`clean_temps` removes them).
 
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -82,7 +67,7 @@ def check_output_dir(path, name: str = "out", kind: str | None = None) -> pathli
     >>> check_output_dir(d, "--out")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    boundlab.errors.DomainError: --out = '...' is outside its domain: ...thesis.tex)
+    boundlab.errors.OverwriteError: --out = '...' is outside its domain: ...: thesis.tex; ...
     """
     from .errors import DomainError
 
@@ -101,14 +86,14 @@ def check_output_dir(path, name: str = "out", kind: str | None = None) -> pathli
         if p.resolve() == pathlib.Path.cwd().resolve() or p.resolve() == pathlib.Path.home():
             raise DomainError(name, str(path), dom, "the current or home directory cannot be "
                               "replaced")
-        clean_temps(p)
-        unknown = foreign_files(p, kind)
+        unknown = [] if forced() else foreign_files(p, kind, unchanged=unchanged)
         if unknown:
+            from .errors import OverwriteError
+
             shown = ", ".join(_printable(u) for u in unknown[:5])
             more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            raise DomainError(name, str(path), f"a new or empty directory, or one boundlab "
-                              f"wrote (with its {MANIFEST})", f"it holds files boundlab did not "
-                              f"write: {shown}{more}")
+            raise OverwriteError(name, str(path), f"it holds files boundlab did not write: "
+                                 f"{shown}{more}", "a folder")
     return p
 
 
@@ -130,18 +115,6 @@ def _walk_files(root: pathlib.Path) -> list[str]:
             out.append(rel.as_posix() + "/")
         out += [(rel / f).as_posix() for f in files]
     return sorted(out)
-
-
-def _file_hash(path: pathlib.Path) -> str | None:
-    import hashlib
-
-    if path.is_symlink() or not path.is_file():
-        return None
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_manifest(directory, kind: str | None = None) -> dict | None:
@@ -168,14 +141,20 @@ def read_manifest(directory, kind: str | None = None) -> dict | None:
     return files
 
 
-def foreign_files(directory, kind: str | None = None) -> list[str]:
+def foreign_files(directory, kind: str | None = None, *, unchanged: bool = True) -> list[str]:
     """The files of ``directory`` that its manifest does not list as written by boundlab with
-    their current content (all of them when there is no valid manifest)."""
+    their current content (all of them when there is no valid manifest; ``unchanged=False``:
+    with any content). Its writer's lock and a dead writer's marked leftovers are not
+    counted."""
     root = pathlib.Path(directory)
-    present = [f for f in _walk_files(root) if f != MANIFEST]
+    mark = dead_mark(root / LOCK)
+    present = [f for f in _walk_files(root) if f not in (MANIFEST, LOCK)
+               and not (mark and mark in f)]
     if not present:
         return []
     listed = read_manifest(root, kind) or {}
+    if not unchanged:
+        return [f for f in present if listed.get(f) is None]
     return [f for f in present if listed.get(f) is None or listed[f] != _file_hash(root / f)]
 
 
@@ -184,53 +163,34 @@ def write_manifest(directory, kind: str) -> pathlib.Path:
     call it last, after the folder's files are written."""
     root = pathlib.Path(directory)
     files = {f: _file_hash(root / f) for f in _walk_files(root)
-             if f != MANIFEST and TMP_MARK not in f}
-    doc = {"format": _MANIFEST_FORMAT, "kind": kind,
-           "files": {k: v for k, v in files.items() if v is not None}}
+             if f not in (MANIFEST, LOCK) and TMP_MARK not in f}
+    return _put_manifest(root, kind, {k: v for k, v in files.items() if v is not None})
+
+
+def add_to_manifest(directory, kind: str, entries: dict) -> pathlib.Path:
+    """Add ``{relative path: sha256}`` to the manifest of ``directory`` (creating it), for a
+    folder written file by file: record each file *before* writing it, so a run killed in
+    between leaves nothing unlisted."""
+    root = pathlib.Path(directory)
+    files = dict(read_manifest(root, kind) or {})
+    files.update(entries)
+    return _put_manifest(root, kind, files)
+
+
+def _put_manifest(root: pathlib.Path, kind: str, files: dict) -> pathlib.Path:
+    doc = {"format": _MANIFEST_FORMAT, "kind": kind, "files": files}
     return atomic_write_text(root / MANIFEST, json.dumps(doc, indent=1, sort_keys=True))
 
 
-def clean_temps(directory) -> list[str]:
-    """Remove, anywhere under ``directory``, the temporary files and folders (named with
-    :data:`TMP_MARK` and a pid) of boundlab processes that are gone; returns what was removed.
-    Such leftovers of a killed run are never read as results."""
-    removed = []
+def clean_temps(directory, recursive: bool = True) -> list[str]:
+    """Remove the temporary files and folders a dead boundlab writer left under ``directory``,
+    provably its own: they carry the mark its lock there (:data:`~boundlab._lock.LOCK`)
+    records; then that lock. Returns what was removed. Nothing else is touched, whatever its
+    name; call it only on a folder that is accepted."""
     root = pathlib.Path(directory)
-    if not root.is_dir():
-        return removed
-    for base, dirs, files in os.walk(root, followlinks=False):
-        for n in list(dirs) + files:
-            i = n.find(TMP_MARK)
-            if not n.startswith(".") or i < 0:
-                continue
-            pid = n[i + len(TMP_MARK):].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                p = pathlib.Path(base) / n
-                if p.is_dir() and not p.is_symlink():
-                    shutil.rmtree(p, ignore_errors=True)
-                    dirs.remove(n)
-                else:
-                    p.unlink(missing_ok=True)
-                removed.append(p.relative_to(root).as_posix())
+    mark = dead_mark(root / LOCK)
+    if mark is None:
+        return []
+    removed = remove_marked(root, mark, recursive)
+    (root / LOCK).unlink(missing_ok=True)
     return removed
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` may still be running (this one, another user's, or any pid the
-    system will not judge): only a pid that is certainly gone gives False.
-
-    >>> process_alive(os.getpid())
-    True
-    """
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0
-    return True
-
-
-_alive = process_alive

@@ -189,6 +189,7 @@ class Bound(BoundEvaluation):
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
+        self._check_functions()  # first: a too-deep or complex expression before sympy walks it
         free = {s.name for s in sp.sympify(self.expr).free_symbols}
         missing = free - set(self.params)
         if missing:
@@ -200,7 +201,6 @@ class Bound(BoundEvaluation):
             unknown = set(pc.names) - set(self.params) - set(self.extra_params)
             if unknown:
                 raise ValueError(f"{self.id}: precondition {pc.text!r} uses {sorted(unknown)}")
-        self._check_functions()
 
     def _check_functions(self) -> None:
         """Refuse (BoundlabError naming the bound and the function) an expression that applies

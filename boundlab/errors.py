@@ -22,6 +22,8 @@ __all__ = [
     "UnknownNameError",
     "MissingParameterError",
     "IntegrityError",
+    "OverwriteError",
+    "WriteError",
 ]
 
 
@@ -121,6 +123,40 @@ class IntegrityError(BoundlabError):
         if detail and header is None:
             msg += f" ({detail})"
         super().__init__(msg)
+
+
+class OverwriteError(DomainError):
+    """An output would replace or delete a file boundlab did not write, or one changed since
+    boundlab wrote it (``--force`` / :func:`boundlab.io.force_overwrite` overrides).
+
+    >>> str(OverwriteError("--out", "my.csv"))  # doctest: +ELLIPSIS
+    "--out = 'my.csv' is outside its domain: a new file or a file boundlab wrote, unchanged..."
+    """
+
+    def __init__(self, name: str, path, detail: str = "boundlab did not write it",
+                 what: str = "a file"):
+        self.path = str(path)
+        super().__init__(name, _printable(str(path)), f"a new {what.split(' ', 1)[-1]} or "
+                         f"{what} boundlab wrote, unchanged since", f"{detail}; delete or "
+                         "move it, choose another path, or pass --force to replace it")
+
+
+class WriteError(OSError):
+    """Writing an output failed (a full disk, a file-size limit, no permission): names the file
+    and the option or parameter that chose it. An :class:`OSError`, so callers that tolerate a
+    failed write (caches) still do.
+
+    >>> str(WriteError(27, "File too large", "out/report.md", option="--out"))
+    'cannot write out/report.md (--out): File too large'
+    """
+
+    def __init__(self, errno_, strerror, filename, option: str | None = None):
+        super().__init__(errno_, strerror, filename)
+        self.option = option
+
+    def __str__(self) -> str:
+        where = f" ({self.option})" if self.option else ""
+        return f"cannot write {_printable(str(self.filename))}{where}: {self.strerror}"
 
 
 def _printable(text: str) -> str:

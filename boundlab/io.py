@@ -33,11 +33,18 @@ from ._atomic import (
     atomic_savefig,
     atomic_write_bytes,
     atomic_write_text,
+    check_replaceable,
+    failed_writes,
+    force_overwrite,
+    forced,
+    process_mark,
+    record_path,
 )
+from ._lock import LOCK, dead_mark, hold_lock, release_lock, remove_marked
 from ._manifest import (
     MANIFEST,
+    add_to_manifest,
     check_output_dir,
-    check_replaceable,
     clean_temps,
     foreign_files,
     process_alive,
@@ -48,13 +55,12 @@ from ._manifest import (
 __all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_savefig",
            "output_set", "check_output_dir", "OUTPUT_FILES", "json_safe", "dumps_strict",
            "MANIFEST", "write_manifest", "read_manifest", "clean_temps", "TMP_MARK",
-           "check_replaceable", "foreign_files", "process_alive"]
+           "check_replaceable", "foreign_files", "process_alive", "force_overwrite", "forced",
+           "add_to_manifest", "record_path", "process_mark", "failed_writes", "LOCK",
+           "hold_lock", "release_lock", "as_option"]
 
 #: the files a ``boundlab verify`` output set holds (the manifest lists them all)
 OUTPUT_FILES = ("report.md", "results.csv")
-_STAGE = ".boundlab-staging-"
-_OLD = ".boundlab-old-"
-_alive = process_alive
 from ._atomic import _umask  # noqa: E402,F401 - the process umask (verify.reproduce.store)
 
 
@@ -68,8 +74,12 @@ def output_set(path, name: str = "out", kind: str = "output"):
     (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames, with the old set restored on
     failure), then the old set is deleted. On an exception, Ctrl-C, SIGTERM or SIGHUP the
     staging directory is removed and ``path`` is untouched. A SIGKILL cannot be caught: it may
-    leave a hidden staging directory beside ``path`` (never inside it); the next
-    :func:`output_set` on the same path removes those of dead processes.
+    leave a hidden staging directory beside ``path`` (never inside it), and the writer's lock
+    ``.NAME.boundlab-lock`` that names it; the next :func:`output_set` on the same path removes
+    what that lock proves the dead writer's, nothing else. A second writer while one is alive
+    is refused. A failed write inside the set, even one a caller caught, refuses the swap
+    (:class:`~boundlab.errors.WriteError` naming the file and ``name``): the previous complete
+    set stays.
 
     >>> import pathlib, tempfile
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
@@ -79,42 +89,81 @@ def output_set(path, name: str = "out", kind: str = "output"):
     ['boundlab-manifest.json', 'report.md']
     """
     target = check_output_dir(path, name, kind)
-    _clean_stale(target)
-    # Ctrl-C / SIGTERM / SIGHUP are held back while the staging directory is created and while
-    # it is removed, so a signal can never land between its creation and the cleanup's reach
-    mask = _block_signals()
-    stage = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}{_STAGE}{os.getpid()}-",
-                                          dir=target.resolve().parent))
-    old_handlers = _trap_signals()
+    lock = target.resolve().parent / f".{target.name}.boundlab-lock"
+    mark = dead_mark(lock)  # a killed writer's staging folder: provably its own, removed
+    if mark is not None:
+        remove_marked(lock.parent, f".{target.name}{mark}", recursive=False)
+    stage, old_handlers = None, _trap_signals()  # SIGTERM / SIGHUP: an exception, cleaned up
     try:
-        _unblock_signals(mask)  # a signal that arrived meanwhile is raised here, inside the try
+        # Ctrl-C / SIGTERM / SIGHUP (also one already pending) are deferred while the lock and
+        # the staging directory are made and while they are removed: none lands in between
+        with _deferred_signals():
+            hold_lock(lock, name)
+            stage = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}{process_mark()}stage-",
+                                                  dir=lock.parent))
         yield stage
+        _check_written(stage, path, name)
         write_manifest(stage, kind)
         check_output_dir(path, name, kind)  # again: nothing of the user's arrived meanwhile
         _swap(stage, target.resolve())
     finally:
-        mask = _block_signals()
         try:
-            _restore_signals(old_handlers)
-            shutil.rmtree(stage, ignore_errors=True)
+            with _deferred_signals():
+                if stage is not None:
+                    shutil.rmtree(stage, ignore_errors=True)
+                release_lock(lock)
         finally:
-            _unblock_signals(mask)
+            _restore_signals(old_handlers)
+
+
+@contextlib.contextmanager
+def as_option(option: str):
+    """Inside the block, a failed write (:class:`~boundlab.errors.WriteError`) names
+    ``option``, the command-line option that chose the file (``--out``, ``--save``)."""
+    from .errors import WriteError
+
+    try:
+        yield
+    except WriteError as exc:
+        exc.option = option
+        raise
+
+
+def _check_written(stage: pathlib.Path, path, name: str) -> None:
+    """Refuse to swap in a set one of whose writes failed, even one a caller caught (a figure
+    on a full disk): the previous complete set stays."""
+    failed = failed_writes(stage)
+    if failed:
+        from .errors import WriteError
+
+        (first, why), more = failed[0], len(failed) - 1
+        tail = f" (and {more} more file(s))" if more else ""
+        raise WriteError(None, f"{why}{tail}; the previous set is kept",
+                         os.path.join(str(path), os.path.relpath(first, stage)), option=name)
 
 
 _HELD = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s)
 
 
-def _block_signals():
-    """Hold back the interrupting signals (main thread, POSIX); returns what to restore."""
-    if not hasattr(signal, "pthread_sigmask") or \
-            threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-
-
-def _unblock_signals(mask) -> None:
-    if mask is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+@contextlib.contextmanager
+def _deferred_signals():
+    """Run the block with Ctrl-C / SIGTERM / SIGHUP deferred (main thread): one that arrives
+    meanwhile, or was pending, is raised again after it, by the handler then in force."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got, saved = [], {}
+    for sig in _HELD:
+        try:
+            saved[sig] = signal.signal(sig, lambda signum, frame: got.append(signum))
+        except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+            pass
+    try:
+        yield
+    finally:
+        _restore_signals(saved)
+    if got:
+        signal.raise_signal(got[0])
 
 
 class _Terminated(BaseException):
@@ -148,8 +197,7 @@ def _swap(stage: pathlib.Path, target: pathlib.Path) -> None:
         return
     if _exchange(stage, target):  # stage now holds the old set; the caller removes it
         return
-    old = target.parent / f".{target.name}{_OLD}{os.getpid()}"
-    shutil.rmtree(old, ignore_errors=True)
+    old = target.parent / f".{target.name}{process_mark()}old"
     os.rename(target, old)
     try:
         os.rename(stage, target)
@@ -176,17 +224,6 @@ def _exchange(a: pathlib.Path, b: pathlib.Path) -> bool:
     at_fdcwd, rename_exchange = -100, 2
     rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
     return rc == 0
-
-
-def _clean_stale(target: pathlib.Path) -> None:
-    """Remove staging / old directories beside ``target`` left by processes that are gone."""
-    parent = target.resolve().parent
-    for prefix in (f".{target.name}{_STAGE}", f".{target.name}{_OLD}"):
-        for p in parent.glob(prefix + "*"):
-            pid = p.name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(p, ignore_errors=True)
-
 
 
 # ---------------------------------------------------------------------- strict JSON

@@ -10,10 +10,12 @@ strict parsing; integer rounds 0..R per seed, integer seeds) and then, here:
   the state columns (``loss``, ``gap``, ``dist2``, ``grad_norm2``) are finite on every row and
   the event columns on rows 0..R-1 (the last row may be empty: no event); ``kappa_*`` may be
   empty (a round without participants), never infinite;
-- ``params`` do not contradict the log: ``T`` is the last round R (R x E for the skew family,
-  whose T counts local steps), ``D`` / ``D0`` >= ||x_0 - x*|| = sqrt(dist2_0), ``Delta`` >=
-  gap_0 (contraction family), ``rho_bar`` <= min rho_min, ``rho_tilde`` >= max rho_star,
-  ``pi`` <= min kappa_min (relative tolerance :data:`RTOL`); a ``T`` not given is R.
+- ``params`` name only parameters of the bound (an unknown name is refused, naming the valid
+  ones: it would be ignored silently) and do not contradict the log: ``T`` is the last round R
+  (R x E for the skew family, whose T counts local steps), ``D`` / ``D0`` >= ||x_0 - x*|| =
+  sqrt(dist2_0), ``Delta`` >= gap_0 (contraction family), ``rho_bar`` <= min rho_min,
+  ``rho_tilde`` >= max rho_star, ``pi`` <= min kappa_min (relative tolerance :data:`RTOL`); a
+  ``T`` not given is R.
 
 Errors are boundlab errors naming the file, the column or parameter and the value.
 """
@@ -26,7 +28,7 @@ import numpy as np
 
 from boundlab.errors import DomainError, UnknownNameError
 
-__all__ = ["prepare", "rename", "RTOL"]
+__all__ = ["check_param_names", "prepare", "rename", "RTOL"]
 
 #: relative tolerance of the comparisons of ``params`` with the log
 RTOL = 1e-9
@@ -42,6 +44,7 @@ def prepare(bound, q, frame, params, hyper_table) -> tuple[list, dict]:
 
     where = frame.attrs.get("source", "log")
     _check_params_type(params)
+    check_param_names(bound, params)
     used = [bound.lhs] if bound.lhs in frame.columns else [c for c in q.columns
                                                            if c in frame.columns]
     for c in dict.fromkeys(used + [c for c in _AUX if c in frame.columns]):
@@ -71,6 +74,23 @@ def _check_params_type(params):
     for k in params or {}:
         if not isinstance(k, str):
             raise DomainError("params", repr(k), "parameter names (strings)")
+
+
+def check_param_names(bound, params) -> None:
+    """Refuse a name of ``params`` that is not a parameter of ``bound`` (nor an optional one of
+    its preconditions): it would be ignored silently. The error names it and the valid names.
+
+    >>> import boundlab
+    >>> check_param_names(boundlab.get("drift.plateau"), {"eta": 0.1, "lr": 0.1})
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.UnknownNameError: unknown parameter of drift.plateau 'lr'; valid: L, eta, \
+tau, zeta
+    """
+    valid = sorted({*bound.params, *bound.extra_params})
+    for name in params or {}:
+        if name not in valid:
+            raise UnknownNameError(f"parameter of {bound.id}", name, valid)
 
 
 def _rounds_text(last: dict) -> str:

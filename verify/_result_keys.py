@@ -29,7 +29,8 @@ from __future__ import annotations
 import math
 import warnings
 
-__all__ = ["ratio", "fraction", "ResultDict", "BRACKET_RENAMED", "with_old_keys"]
+__all__ = ["ratio", "fraction", "ResultDict", "BRACKET_RENAMED", "EVAL_RENAMED",
+           "with_old_keys"]
 
 
 def ratio(measured, bound_value) -> float:
@@ -116,17 +117,28 @@ class ResultDict(dict):
         return default
 
 
-def with_old_keys(d: dict) -> dict:
-    """``d`` (a PEP bracket) with its old keys added, for ``--json`` until the next release,
-    and ``deprecated``: each old key and what to read instead (JSON carries no warning).
+#: old key of ``boundlab bounds eval --json`` -> (its new key, None: the same value, what the
+#: old key meant), as :data:`BRACKET_RENAMED`
+EVAL_RENAMED = {
+    "id": ("bound_id", None, "the bound's id"),
+    "value": ("bound_value", None, "the bound's value"),
+}
+
+
+def with_old_keys(d: dict, renamed: dict | None = None) -> dict:
+    """``d`` (a PEP bracket, or the result of another table of ``renamed`` keys such as
+    :data:`EVAL_RENAMED`) with its old keys added, for ``--json`` until the next release, and
+    ``deprecated``: each old key and what to read instead (JSON carries no warning).
 
     >>> out = with_old_keys({"bound_id": "a.b", "ratio_hi": 0.5})
     >>> out["id"], out["ratio_low"], out["deprecated"]["ratio_low"]
     ('a.b', 2.0, 'B / UB = 1 / ratio_hi: read ratio_hi')
+    >>> with_old_keys({"bound_id": "a.b", "bound_value": 1.5}, EVAL_RENAMED)["deprecated"]
+    {'id': "the bound's id: read bound_id", 'value': "the bound's value: read bound_value"}
     """
     out = dict(d)
     gone = {}
-    for old, (new, how, meant) in BRACKET_RENAMED.items():
+    for old, (new, how, meant) in (BRACKET_RENAMED if renamed is None else renamed).items():
         if new in d and old not in d:
             v = d[new]
             out[old] = v if how is None else how(v)

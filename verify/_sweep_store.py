@@ -19,11 +19,19 @@ Layout
     point file present always has its seal (a kill in between leaves an orphan seal, which the
     re-run of that point replaces).
 
-On opening, hidden temporary files of dead writers (``.point-00043.parquet.<tmp>``) are
-removed; every point file present is checked (seal, size limit, parse, columns, dtypes, rows)
-before any new work. A point that fails is an :class:`~boundlab.errors.IntegrityError` naming
-the file and what is wrong, never a silent recomputation: the folder was changed by someone
-else, and deleting the file (or the folder) is the user's decision.
+``boundlab-manifest.json``
+    The folder rule of every output folder (:func:`boundlab.io.check_output_dir`): a folder is
+    used only when it is new, empty, or every file in it is listed there (each file is listed
+    *before* it is written, so a killed run leaves nothing unlisted). A folder holding anything
+    else (a user's files, directly or through a symlink) is refused, naming them.
+
+While a sweep writes, its lock ``.boundlab-lock`` records the mark of its temporary files. On
+opening, the temporary files of a dead writer are removed only when its lock proves them its
+own (never by a name pattern); every point file present is checked (seal, size limit, parse,
+columns, dtypes, rows) before any new work. A point that fails is an
+:class:`~boundlab.errors.IntegrityError` naming the file and what is wrong, never a silent
+recomputation: the folder was changed by someone else, and deleting the file (or the folder)
+is the user's decision.
 """
 
 from __future__ import annotations
@@ -49,8 +57,7 @@ _ROW_BYTES = 16 << 10      # bytes a point file may hold per expected row (beyon
 _BASE_BYTES = 1 << 20
 _POINT = re.compile(r"point-(\d{5})\.(parquet|csv)")
 _SEAL = re.compile(r"seal-(\d{5})\.json")
-_TEMP = re.compile(r"\.(?:point-\d{5}\.(?:parquet|csv)|seal-\d{5}\.json|sweep\.json)\.(.*)")
-_TEMP_PID = re.compile(r"boundlab-tmp-(\d+)-")
+KIND = "sweep"  # the kind of the folder's manifest
 _ADVICE = "delete it (or the whole folder) to run the point again"
 
 
@@ -142,25 +149,21 @@ class SweepStore:
     """
 
     def __init__(self, out, spec):
-        self.dir = pathlib.Path(out).expanduser()
-        if self.dir.exists() and not self.dir.is_dir():
-            raise DomainError("out", str(out), "a directory of sweep results", "a file is there")
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DomainError("out", str(out), "a directory that can be created",
-                              str(exc.strerror or exc)) from None
+        self.dir = _open_dir(out)
         self.spec, self.out = spec, str(out)
         self.suffix = ".parquet" if _has_pyarrow() else ".csv"
         self.n = len(spec["points"])
         self.rows = len(spec["task"]["seeds"]) * (spec["task"]["rounds"] + 1)
         self.cache: dict = {}
-        _clean_temps(self.dir)
-        points, seals = self._scan()
-        self.claim = sweep_claim(spec)
-        self.digest = self._open_meta(bool(points or seals))
-        for i in sorted(points):
-            self.cache[i] = self._load(i)
+        try:
+            points, seals = self._scan()
+            self.claim = sweep_claim(spec)
+            self.digest = self._open_meta(bool(points or seals))
+            for i in sorted(points):
+                self.cache[i] = self._load(i)
+        except BaseException:
+            self.close()
+            raise
 
     # ---------------------------------------------------------------- folder
     def _scan(self):
@@ -190,11 +193,11 @@ class SweepStore:
                                      "the folder holds point files but no sweep.json, so "
                                      "nothing says which sweep they belong to; delete them "
                                      "or use another out directory")
-            from boundlab.io import atomic_write_text, json_safe
+            from boundlab.io import json_safe
 
             shown = json_safe(self.spec["describe"])  # for people: strict JSON
             doc = {"format": FORMAT, "sweep": shown, "seal": seal(self.claim, _canonical(shown))}
-            atomic_write_text(meta, json.dumps(doc, sort_keys=True, indent=1, allow_nan=False))
+            self._put(meta, json.dumps(doc, sort_keys=True, indent=1, allow_nan=False).encode())
             return digest(self.claim)
         self._check_meta(meta)
         return digest(self.claim)
@@ -241,7 +244,6 @@ class SweepStore:
     def write(self, i, frame) -> None:
         """Write point ``i``: its seal first, then the point file (both atomically)."""
         from boundlab.integrity import seal
-        from boundlab.io import atomic_write_bytes, atomic_write_text
 
         buf = io.BytesIO()
         if self.suffix == ".parquet":
@@ -250,8 +252,29 @@ class SweepStore:
             buf.write(frame.to_csv(index=False).encode())
         data = buf.getvalue()
         doc = {"format": _POINT_FORMAT, "seal": seal(self._point_claim(i), data)}
-        atomic_write_text(self.seal_path(i), json.dumps(doc, sort_keys=True))
-        atomic_write_bytes(self.path(i), data)
+        self._put(self.seal_path(i), json.dumps(doc, sort_keys=True).encode())
+        self._put(self.path(i), data)
+
+    def _put(self, path: pathlib.Path, data: bytes) -> None:
+        """Write one file of the folder: listed in the manifest first, then written atomically;
+        a file already there (an orphan seal) is replaced only when it is as listed."""
+        from boundlab.integrity import sha256
+        from boundlab.io import add_to_manifest, atomic_write_bytes, forced, read_manifest
+
+        listed = read_manifest(self.dir, KIND) or {}
+        if (path.exists() or path.is_symlink()) and not forced() and \
+                listed.get(path.name) != _sha_of(path):
+            from boundlab.errors import OverwriteError
+
+            raise OverwriteError("out", path, "it changed since boundlab wrote it")
+        add_to_manifest(self.dir, KIND, {path.name: sha256(data)})
+        atomic_write_bytes(path, data, name="out")
+
+    def close(self) -> None:
+        """Release the folder's lock (the sweep is done, or failed)."""
+        from boundlab.io import LOCK, release_lock
+
+        release_lock(self.dir / LOCK)
 
     def read(self, i):
         """The checked frame of point ``i``."""
@@ -290,28 +313,36 @@ class SweepStore:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _clean_temps(directory: pathlib.Path) -> list[str]:
-    """Remove the hidden temporary files a killed writer left in a sweep folder (those of a
-    live boundlab process are kept); they are never read as results."""
-    removed = []
-    for entry in os.listdir(directory):
-        m = _TEMP.fullmatch(entry)
-        if not m:
-            continue
-        pid = _TEMP_PID.match(m.group(1))
-        if pid and _alive(int(pid.group(1))):
-            continue
-        p = directory / entry
-        if p.is_file() or p.is_symlink():
-            p.unlink(missing_ok=True)
-            removed.append(entry)
-    return removed
+def _open_dir(out) -> pathlib.Path:
+    """The sweep folder, checked by the folder rule of every output folder, created, cleaned
+    of what a dead writer's lock proves its leftovers, and locked for this process."""
+    from boundlab.io import LOCK, check_output_dir, clean_temps, hold_lock
+
+    p = pathlib.Path(out).expanduser()
+    if p.exists() and not p.is_dir():
+        raise DomainError("out", str(out), "a directory of sweep results", "a file is there")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DomainError("out", str(out), "a directory that can be created",
+                          str(exc.strerror or exc)) from None
+    check_output_dir(p, "out", KIND, unchanged=False)  # the seals name an edited file
+    try:
+        p.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise DomainError("out", str(out), "a directory that can be created",
+                          str(exc.strerror or exc)) from None
+    clean_temps(p)
+    hold_lock(p / LOCK, "out")
+    return p
 
 
-def _alive(pid: int) -> bool:
-    from boundlab.io import process_alive
+def _sha_of(path: pathlib.Path) -> str | None:
+    from boundlab.integrity import sha256
 
-    return process_alive(pid)
+    if path.is_symlink() or not path.is_file():
+        return None
+    return sha256(path.read_bytes())
 
 
 def _tail(exc: IntegrityError) -> str:

@@ -1,4 +1,5 @@
-"""The tables of the verify report and the terminal: bound checks, claims, informativeness.
+"""The tables of the verify report: bound checks, claims, informativeness (on the terminal:
+:mod:`verify._terminal_tables`).
 
 Bound checks (measured, bound, ratio, verdict) and claims (statement, statistic, threshold,
 outcome) are separate tables; the third table puts, per upper bound, the fixed-instance LHS/RHS,
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["bound_checks", "claims", "informativeness", "markdown_tables", "print_tables",
-           "setting_text", "STYLE", "FAILING"]
+__all__ = ["bound_checks", "claims", "informativeness", "markdown_tables", "setting_text",
+           "STYLE", "FAILING"]
 
 STYLE = {"holds": "green", "VIOLATED": "bold red", "not-applicable": "dim",
          "order-only": "blue", "diverged": "yellow", "error": "bold magenta",
@@ -155,62 +156,6 @@ def markdown_tables(results) -> list[str]:
 def _cut(text, n: int) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= n else text[:n - 1] + "\u2026"
-
-
-def _short_tight(r) -> str:
-    """The PEP column on the terminal: the bracket, or a word (the command is in the report)."""
-    t = r.tightness or {}
-    if not t or "ratio_hi" in t:
-        return _tight(r)
-    status = str(t.get("status", "—"))
-    return "not cached" if status.startswith("not cached") else _cut(status.split(":")[0], 12)
-
-
-def _table(title, columns):
-    from rich import box
-    from rich.table import Table
-
-    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
-    for i, (col, width) in enumerate(columns):  # the first (text) column gives way
-        t.add_column(col, max_width=width if i == 0 else None, width=None if i == 0 else width,
-                     no_wrap=True, overflow="ellipsis")
-    return t
-
-
-def print_tables(results, console) -> None:
-    """The same three tables on the terminal (rich), short: one line a row, at most 100
-    columns; reasons, statements and PEP commands are in the report."""
-    b = _table("bound checks (ratio = measured / bound: <= 1 holds; reasons in report.md)",
-               (("check · case", 29), ("measured", 9), ("bound", 9), ("ratio", 9),
-                ("n", 3), ("PEP", 12), ("verdict", 15)))
-    for r in bound_checks(results):
-        b.add_row(_cut(f"{r.check} {r.case}".strip(), 29), _fmt(r.measured), _fmt(r.bound),
-                  _fmt(r.ratio), str(r.effective_samples or r.n_seeds), _short_tight(r),
-                  f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]")
-    console.print(b)
-    cl = claims(results)
-    if cl:
-        c = _table("claims (statements in report.md)",
-                   (("check · case", 40), ("statistic", 10), ("interval", 18),
-                    ("threshold", 10), ("outcome", 12)))
-        for r in cl:
-            iv = "—" if math.isnan(r.statistic_lo) else \
-                f"[{_fmt(r.statistic_lo)}, {_fmt(r.statistic_hi)}]"
-            c.add_row(_cut(f"{r.check} {r.case}".strip(), 40), _fmt(r.statistic), iv,
-                      _fmt(r.threshold), f"[{STYLE.get(r.verdict, '')}]{r.verdict}[/]")
-        console.print(c)
-    info = informativeness(results)
-    if info:
-        t = _table("how informative is each 'holds' (measured / bound: 1 = tight)",
-                   (("bound", 30), ("fixed toy", 9), ("worst found", 22),
-                    ("PEP [LB/B, UB/B]", 22)))
-        for d in info:
-            pep = "—" if math.isnan(d["pep_hi"]) else \
-                f"[{_fmt(d['pep_lo'])}, {_fmt(d['pep_hi'])}]"
-            worst = "—" if not d["worst_verdict"] else \
-                f"{_fmt(d['worst'])} ({d['worst_evals']}, {d['worst_verdict']})"
-            t.add_row(d["bound"], _fmt(d["fixed"]), worst, pep)
-        console.print(t)
 
 
 def setting_text(setting: dict) -> str:

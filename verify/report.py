@@ -32,7 +32,8 @@ from collections import Counter
 from boundlab.io import atomic_write_text
 
 from . import _summary
-from ._tables import FAILING, _fmt, markdown_tables, print_tables, setting_text
+from ._tables import FAILING, _fmt, markdown_tables, setting_text
+from ._terminal_tables import print_tables
 from .plots import figure_list
 
 __all__ = ["write_report", "check_output_path", "print_table", "to_json", "summary_counts",
@@ -173,17 +174,19 @@ def save_worst_instances(results, out_dir) -> list[str]:
 
 
 def write_report(results, out_dir, *, title: str = "boundlab verify report",
-                 settings: dict | None = None) -> pathlib.Path:
+                 settings: dict | None = None, name: str = "out") -> pathlib.Path:
     """Write ``report.md``, ``results.csv``, figures (and worst instances) as one output set:
     everything goes into a staging directory that then replaces ``out_dir`` whole
     (:func:`boundlab.io.output_set`), so a reader, or a run killed mid-write, sees the old set
     or the new one, never a mix, and no figure of an older run survives. ``out_dir`` must be
     new, empty or a previous ``boundlab verify`` output whose manifest lists every file in it
-    (checked first: :func:`check_output_path`); anything else is refused, never deleted.
-    Returns ``out_dir`` as a path."""
+    (checked first: :func:`check_output_path`); anything else is refused, never deleted. A
+    write that fails (even a figure's) leaves the previous set as it was and raises
+    :class:`~boundlab.errors.WriteError` naming the file and ``name``. Returns ``out_dir`` as
+    a path."""
     from boundlab.io import output_set
 
-    with output_set(out_dir, name="out", kind="verify") as stage:
+    with output_set(out_dir, name=name, kind="verify") as stage:
         _write_set(results, stage, title=title, settings=settings)
     return pathlib.Path(out_dir)
 

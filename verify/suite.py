@@ -76,11 +76,13 @@ def select(only: str | None = None) -> list[CheckSpec]:
     return chosen
 
 
-def run_suite(only: str | None = None, ctx: Context | None = None, progress: bool = True
+def run_suite(only: str | None = None, ctx: Context | None = None, progress=True
               ) -> list[CheckResult]:
     """Run the selected checks; a crashing check becomes an ``error`` result.
 
-    With ``progress`` a rich progress bar is shown on stderr.
+    ``progress``: True, a rich progress bar on stderr; a callable, called as
+    ``progress("family: check")`` after each check (``boundlab verify`` passes the step of
+    :func:`verify.cli.progress.counter`: a bar, plain lines or nothing); False, nothing.
     """
     ctx = ctx or Context()
     if ctx.backend not in ("numpy", "torch"):
@@ -102,7 +104,11 @@ def run_suite(only: str | None = None, ctx: Context | None = None, progress: boo
                 r.check = spec.name
         results.extend(out)
 
-    if progress:
+    if callable(progress):
+        for spec in specs:
+            one(spec)
+            progress(f"{spec.family}: {spec.name}")
+    elif progress:
         from rich.console import Console
         from rich.progress import Progress
 

@@ -5,9 +5,10 @@ on Dask distributed.
 with one row per (grid point, seed, round): the grid values, ``seed``, ``round`` and the
 measured per-round quantities of :meth:`toys.Trace.to_log` (``loss``, ``gap``, ``dist2``,
 ``shadow_gap``, ``drift_max``, ``lr``, ..., ``kappa_min``/``kappa_max``; a measured column
-whose name is also a grid name is renamed ``run_<name>``, e.g. ``run_lr``). With a ``bound``
-it adds the columns of :mod:`verify.schema` (``bound_id``, ``lhs``, the left-hand side as
-``measured``, ``bound_value``, ``ratio`` = measured / bound_value, ``verdict``, ``reason``,
+whose name is also a grid name is renamed ``run_<name>``, e.g. ``run_lr``) and ``algorithm``
+(its name, on every row, with or without a bound). With a ``bound`` it adds the columns of
+:mod:`verify.schema` (``bound_id``, ``lhs``, the left-hand side as ``measured``,
+``bound_value``, ``ratio`` = measured / bound_value, ``verdict``, ``reason``,
 ``measured_mean``, ``measured_lo``, ``measured_hi``, ``n_seeds``, the named terms
 ``term_<name>`` and the scalar parameters ``param_<name>``), judged by :func:`verify.check`'s
 rules over the seeds of each grid point (per round for a per-round left-hand side). A per-run
@@ -74,7 +75,7 @@ import numpy as np
 
 from boundlab.errors import DomainError, UnknownNameError
 
-__all__ = ["sweep", "EXECUTORS", "route"]
+__all__ = ["sweep", "EXECUTORS", "route", "algorithm_name"]
 
 EXECUTORS = ("local", "dask")
 
@@ -126,6 +127,7 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
     spec = _spec(problem_or_factory, algorithm, grid, seeds, rounds, bound, executor, fixed,
                  params, level, measures)
     points = spec["points"]
+    _check_resources(spec["task"])
     from ._sweep_exec import check_connect
 
     check_connect(scheduler if executor == "dask" else None, connect_timeout)
@@ -151,16 +153,20 @@ def sweep(problem_or_factory, algorithm, *, grid, seeds, rounds, bound=None, out
             progress(count[0], len(points))
 
     tasks = [(spec["task"], i) for i in todo]
-    if executor == "dask":
-        from ._sweep_exec import run_dask
+    try:
+        if executor == "dask":
+            from ._sweep_exec import run_dask
 
-        run_dask(tasks, finished, run=run_point, scheduler=scheduler, n_workers=n_workers,
-                 connect_timeout=connect_timeout)
-    else:
-        for task in tasks:
-            finished(task[1], run_point(task))
-    if store:
-        frames = {i: store.read(i) for i in range(len(points))}
+            run_dask(tasks, finished, run=run_point, scheduler=scheduler, n_workers=n_workers,
+                     connect_timeout=connect_timeout)
+        else:
+            for task in tasks:
+                finished(task[1], run_point(task))
+        if store:
+            frames = {i: store.read(i) for i in range(len(points))}
+    finally:
+        if store:
+            store.close()
     return _assemble([frames[i] for i in range(len(points))], spec)
 
 
@@ -210,10 +216,9 @@ def _with_bound(frame, spec, prob, traces, logs, run_kw):
     bound = _bound(spec["bound"])
     consts = toys.constants(prob, batch_size=run_kw.get("batch_size")).as_params()
     setting = {**run_kw, "rounds": spec["rounds"], "n_clients": prob.n_clients, "p": prob.p}
-    algo = spec["algorithm"]
     judged = _judge(bound, logs, setting, consts, spec["params"], spec["level"],
                     problem=getattr(prob, "name", "problem"), check="sweep",
-                    algorithm=algo if isinstance(algo, str) else getattr(algo, "name", "algorithm"),
+                    algorithm=algorithm_name(spec["algorithm"]),
                     diverged=[_trace_diverged(tr) for tr in traces])
     extra = judged.drop(columns=[c for c in judged.columns if c in frame.columns
                                  and c not in ("seed", "round")])
@@ -225,6 +230,15 @@ def _with_bound(frame, spec, prob, traces, logs, run_kw):
     cols = [c for c in out.columns if c in ("bound_id", "lhs", "check", "case", "problem",
                                             "algorithm") or c.startswith(("term_", "param_"))]
     return _fill_runs(out, cols, {c: judged[c].dtype for c in cols})
+
+
+def algorithm_name(algo) -> str:
+    """The ``algorithm`` column of a sweep: the name given, or a prebuilt algorithm's name.
+
+    >>> algorithm_name("fedavg")
+    'fedavg'
+    """
+    return algo if isinstance(algo, str) else getattr(algo, "name", "algorithm")
 
 
 def _fill_runs(frame, cols, dtypes):
@@ -328,6 +342,29 @@ def _spec(problem, algorithm, grid, seeds, rounds, bound, executor, fixed, param
     return {"task": task, "points": points, "grid": dict(grid), "describe": _describe(task)}
 
 
+def _check_resources(task) -> None:
+    """Refuse, before any run, a sweep whose runs and table do not fit in memory or would run
+    past the time limit (:mod:`toys.engine.limits`; sizes not given count as 1)."""
+    from toys.engine import limits
+
+    runs = [{**task["fixed"], **pt} for pt in task["points"]] or [dict(task["fixed"])]
+    prob_n = getattr(task["problem"], "n_clients", 1)
+    sizes = {"grid": len(task["points"]), "seeds": len(task["seeds"]),
+             "rounds": task["rounds"],
+             "n_clients": max(_size(r.get("n_clients", prob_n)) for r in runs),
+             "local_steps": max(_size(r.get("local_steps", 1)) for r in runs)}
+    record = "step" if any(r.get("record") == "step" for r in runs) else "round"
+    limits.check("the sweep", lambda z: limits.sweep_need(record=record, **z), sizes)
+
+
+def _size(v) -> float:
+    """A size given as a number, else 1 (the estimate stays a lower bound)."""
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if not (ok and np.isfinite(v) and v >= 1):
+        return 1
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def _jsonable(v):
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
@@ -363,5 +400,7 @@ def _assemble(frames, spec):
     from .schema import ResultFrame
 
     df = ResultFrame(pd.concat(frames, ignore_index=True), aliases={"bound": "bound_id"})
+    if "algorithm" not in df.columns:  # without a bound (a bound's columns carry it)
+        df["algorithm"] = algorithm_name(spec["task"]["algorithm"])
     df.attrs["sweep"] = spec["describe"]
     return df

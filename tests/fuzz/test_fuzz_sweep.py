@@ -26,6 +26,15 @@ KW = dict(grid={"lr": [0.05, 0.1, 0.2]}, seeds=1, rounds=2, n_clients=2, dim=2)
 ARGV = ["sweep", "fedavg", "--problem", "quadratic", "--grid", "lr=0.05,0.1,0.2", "--seeds",
         "1", "--rounds", "2", "n_clients=2", "dim=2", "--no-progress", "--json"]
 P1 = "point-00001.parquet"
+DEAD_MARK = ".boundlab-tmp-999999999-0123456789abcdef-"  # of a writer that is gone
+
+
+def _dead_lock(d):
+    """The lock a killed sweep leaves in its folder: it proves DEAD_MARK's files its own."""
+    from boundlab.io import LOCK
+
+    (d / LOCK).write_text(json.dumps({"format": "boundlab-lock/1", "pid": 999999999,
+                                      "mark": DEAD_MARK}))
 
 
 def _sha(data):
@@ -197,8 +206,9 @@ def _ok_cases(reference):
         except AssertionError as e:
             return f"not the sweep's table: {str(e)[:200]}"
         return None
-    temps = (".point-00001.parquet.k3j_x9.parquet",  # before boundlab.io.TMP_MARK
-             ".point-00002.parquet.boundlab-tmp-999999999-ab.parquet")  # a dead writer's
+    # a dead writer's, proved by its lock (issue 31: a name alone proves nothing)
+    temps = (f".point-00001.parquet{DEAD_MARK}k3j_x9.parquet",
+             f".point-00002.parquet{DEAD_MARK}ab.parquet")
 
     def no_temps(d):
         def check(df):
@@ -208,7 +218,7 @@ def _ok_cases(reference):
     return [
         ("resume of an intact folder", lambda d: None, lambda d: same),
         ("a point missing (interrupted)", lambda d: (d / P1).unlink(), lambda d: same),
-        ("temporary files of a killed run", lambda d: [
+        ("temporary files of a killed run", lambda d: [_dead_lock(d)] + [
             (d / n).write_bytes(_rand(64)) for n in temps], no_temps),
     ]
 
@@ -343,7 +353,8 @@ def test_temporary_files_of_a_killed_run_are_removed_and_never_read(folders):
     d = tmp / "temps"
     shutil.copytree(tmp / "pristine", d)
     (d / P1).unlink()
-    dead = d / ".point-00001.parquet.boundlab-tmp-999999999-x.parquet"
+    _dead_lock(d)
+    dead = d / f".point-00001.parquet{DEAD_MARK}x.parquet"
     shutil.copy(tmp / "other" / P1, dead)  # a result of another sweep, under a temp name
     df = verify.sweep("quadratic", "fedavg", out=d, **KW)
     pd.testing.assert_frame_equal(df, verify.sweep("quadratic", "fedavg", **KW))

@@ -1,21 +1,19 @@
 """Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1), with an inline
 matplotlib backend, and shows at least one figure; each figure passes the figure lint
 (verify.figures.lint, through the BOUNDLAB_FIGURE_LINT hook of verify.figures.show); titles render
-as one heading; the Verdict states the finding in words, without internal names."""
+as one heading; the Verdict states the finding in words, without internal names. The execution
+is shared with tests/verify/test_notebook_outputs_31.py (the stored outputs are current):
+``_notebook_outputs.executed`` runs each notebook once per session."""
 
 import json
-import pathlib
 import re
 
 import nbformat
 import pytest
+from _notebook_outputs import NOTEBOOKS, executed
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 #: one notebook per bound family and one per workflow (README: your own bound / run, sweeps)
 REQUIRED = {"drift", "skew", "weight_error", "contraction", "own_bound", "own_run", "dask_sweep"}
-#: what ipykernel itself selects in Jupyter when MPLBACKEND is unset (matplotlib-inline is a
-#: dependency of ipykernel and IPython, both in the dev extra)
-INLINE = "module://matplotlib_inline.backend_inline"
 
 
 def test_there_is_a_notebook_per_family():
@@ -26,8 +24,9 @@ def test_there_is_a_notebook_per_family():
 def test_notebook_is_committed_clean(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
-        "notebooks are committed without outputs"
+    # issue 31: committed executed top to bottom (the outputs: test_notebook_outputs_31.py)
+    assert [c.get("execution_count") for c in code] == list(range(1, len(code) + 1)), \
+        "notebooks are committed executed in order (python tests/verify/_notebook_outputs.py)"
     assert not any("matplotlib.use(" in c.source or "%matplotlib" in c.source for c in code), \
         "the backend is the runner's choice, not the notebook's"
     assert nb.cells[0].source.startswith("# ") and not nb.cells[0].source.startswith("# #"), \
@@ -41,25 +40,17 @@ def _images(nb) -> int:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_and_draws(path, monkeypatch, tmp_path):
+def test_notebook_runs_and_draws(path):
     if path.stem == "dask_sweep":
         pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed")
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    monkeypatch.setenv("BOUNDLAB_NB_SMALL", "1")
-    monkeypatch.setenv("MPLBACKEND", INLINE)
-    lint = tmp_path / "figure-lint.jsonl"
-    monkeypatch.setenv("BOUNDLAB_FIGURE_LINT", str(lint))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb, lint_lines = executed(path)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors, [f"{o.ename}: {o.evalue}" for o in errors]
     assert _images(nb) >= 1, f"{path.name} produced no figure (no image/png output)"
     assert _verdict_is_computed(nb), f"{path.name}: the cell after '## Verdict' shows no " \
         "computed text (a text/markdown output)"
-    figures = [json.loads(line) for line in lint.read_text().splitlines()]
+    figures = [json.loads(line) for line in lint_lines]
     assert len(figures) == _images(nb)
     assert not [f for f in figures if f["problems"]], figures
     finding = _verdict_text(nb)

@@ -77,17 +77,22 @@ def test_a_forged_manifest_listing_a_wrong_hash_does_not_vouch(tmp_path):
         check_output_dir(out, "out", "verify")
 
 
-def test_temp_files_of_a_killed_writer_are_removed_and_live_ones_kept(tmp_path):
+def test_temp_files_of_a_killed_writer_are_removed_only_when_its_lock_proves_them(tmp_path):
+    code = ("import sys, pathlib; from boundlab.io import LOCK, hold_lock, process_mark; "
+            "d = pathlib.Path(sys.argv[1]); hold_lock(d / LOCK); "
+            "(d / f'.point-00043.parquet{process_mark()}abc.parquet').write_text('half'); "
+            "(d / f'.004-fig2{process_mark()}xyz').mkdir(); import os; os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    stale = tmp_path / f".point-00043.parquet{TMP_MARK}{dead}-abc.parquet"
-    stale.write_text("half")
-    stale_dir = tmp_path / f".004-fig2{TMP_MARK}{dead}-xyz"
-    stale_dir.mkdir()
+    named = tmp_path / f".point-00044.parquet{TMP_MARK}{dead}-abc.parquet"  # a name only
+    named.write_text("mine")
     live = tmp_path / f".x.csv{TMP_MARK}{os.getpid()}-q.csv"
     live.write_text("being written")
-    assert sorted(clean_temps(tmp_path)) == sorted([stale.name, stale_dir.name])
-    assert not stale.exists() and not stale_dir.exists() and live.exists()
+    removed = clean_temps(tmp_path)
+    assert len(removed) == 2 and all(r.startswith((".point-00043", ".004-fig2")) for r in removed)
+    assert named.read_text() == "mine" and live.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([named.name, live.name])
 
 
 def test_run_out_never_overwrites_a_users_file(tmp_path, capsys):
@@ -175,9 +180,11 @@ def test_sweep_out_keeps_the_users_files(tmp_path):
     assert _intact(before)
     (out / "sweep.json").unlink()
     del before[out / "sweep.json"]
-    df = verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2]}, seeds=1, rounds=2,
-                      out=out, lr=0.1)  # beside the user's files: they are kept as they are
-    assert len(df) and _intact(before)
+    with pytest.raises(DomainError, match="thesis.tex"):  # issue 31: the folder rule of verify
+        verify.sweep("seed004-toy", "fedavg", grid={"local_steps": [2]}, seeds=1, rounds=2,
+                     out=out, lr=0.1)
+    assert _intact(before) and sorted(p.name for p in out.iterdir()) == [
+        "data", "results.csv", "thesis.tex"]
 
 
 def test_falsify_save_never_overwrites_a_users_file(tmp_path):

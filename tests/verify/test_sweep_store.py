@@ -3,7 +3,6 @@ cleaned of a killed run's temporary files (the hostile cases are in tests/fuzz/t
 
 import hashlib
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -24,8 +23,8 @@ def test_layout_seals_and_hashes(tmp_path):
 
     _sweep(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "point-00000.parquet", "point-00001.parquet", "seal-00000.json", "seal-00001.json",
-        "sweep.json"]
+        "boundlab-manifest.json", "point-00000.parquet", "point-00001.parquet",
+        "seal-00000.json", "seal-00001.json", "sweep.json"]
     meta = json.loads((tmp_path / "sweep.json").read_text())
     assert meta["format"] == "boundlab-sweep/2" and meta["sweep"]["rounds"] == 2
     assert meta["seal"]["claim"]["version"] == code_version()
@@ -88,23 +87,23 @@ def test_a_different_sweep_names_its_first_differing_setting(tmp_path):
 
 
 def test_a_folder_of_the_previous_format_is_refused_with_advice(tmp_path):
+    _sweep(tmp_path)  # listed in the manifest, so its own seal check speaks
     (tmp_path / "sweep.json").write_text(json.dumps({"problem": "quadratic", "rounds": 2}))
     with pytest.raises(IntegrityError, match="format .*use another out directory or delete"):
         _sweep(tmp_path)
 
 
-def test_temporary_files_of_dead_writers_go_those_of_live_ones_stay(tmp_path):
+def test_files_named_like_temporary_files_are_never_deleted(tmp_path):
+    # issue 31: only what a dead writer's lock proves its own is removed (tests/verify/
+    # test_no_overwrite.py), never a file by its name: the folder is refused, nothing lost
     _sweep(tmp_path)
-    dead = [".point-00001.parquet.boundlab-tmp-999999999-x.parquet",
-            ".seal-00000.json.boundlab-tmp-999999999-y.json", ".sweep.json.q1w2e3.json",
-            ".point-00000.parquet.abc.parquet"]
-    live = f".point-00001.parquet.boundlab-tmp-{os.getpid()}-z.parquet"
-    mine = ".notes.txt"  # not a temporary file of a sweep: never touched
-    for name in [*dead, live, mine]:
+    names = [".point-00001.parquet.boundlab-tmp-999999999-x.parquet", ".sweep.json.swp",
+             ".point-00000.parquet.orig"]
+    for name in names:
         (tmp_path / name).write_bytes(b"partial")
-    _sweep(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == \
-        sorted([live, mine])
+    with pytest.raises(DomainError, match="did not write"):
+        _sweep(tmp_path)
+    assert all((tmp_path / n).read_bytes() == b"partial" for n in names)
 
 
 def test_the_csv_store_is_checked_too(tmp_path, monkeypatch):

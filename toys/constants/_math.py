@@ -36,6 +36,9 @@ def sup_norm_affine_ball(M: np.ndarray, r: np.ndarray, R: float) -> np.ndarray:
     M = np.asarray(M, dtype=float)
     r = np.asarray(r, dtype=float)
     R = float(R)
+    if R > 1e100:  # homogeneity in the radius: sup_{|u| <= R} |r + M u| = R sup_{|v| <= 1}
+        with np.errstate(over="ignore", under="ignore"):  # |r / R + M v| (the squares of R M
+            return R * sup_norm_affine_ball(M, r / R, 1.0)  # would overflow); inf: overflows
     # the sup is positively homogeneous in (M, r): solve the problem scaled to O(1) per batch so
     # that squares of huge entries (L ~ 1e200) cannot overflow, then scale back
     scale = np.maximum(np.abs(M).max(axis=(1, 2)) * max(R, 1.0), np.abs(r).max(axis=1))

@@ -10,6 +10,7 @@ checkpoints and the backends registry.
 :mod:`.checkpoint`     save / resume the complete engine state (bit-identical)
 :mod:`.trace`          the measurements of one run
 :mod:`.backends`       numpy / torch (the one place that knows which backends exist)
+:mod:`.limits`         memory and time estimated from the sizes, refused before allocation
 =====================  =====================================================================
 
 Example

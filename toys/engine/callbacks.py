@@ -84,10 +84,7 @@ def run_loop(ctx, st, trace, callbacks=(), checkpoint=None, checkpoint_every=Non
                           else checkpoint_every, lo=1)
         from boundlab.io import check_replaceable
 
-        from .checkpoint import looks_like_checkpoint
-
-        check_replaceable(checkpoint, "checkpoint", looks_like_checkpoint,
-                          "a checkpoint boundlab wrote")
+        check_replaceable(checkpoint, "checkpoint", "a checkpoint")
     while st.round < ctx.rounds:
         one_round(ctx, st)
         if st.diverged_at is not None:

@@ -53,7 +53,7 @@ from .._array import is_numpy, to_numpy
 from .checkpoint_read import Rebuild, read_npz
 from .rounds import State, init_state, settle
 
-__all__ = ["claim", "looks_like_checkpoint", "max_bytes", "restore", "save"]
+__all__ = ["claim", "max_bytes", "restore", "save"]
 
 _FORMAT = "boundlab-checkpoint/2"
 _FIELDS = ("round", "x", "client", "weights", "server", "participation_state", "prev_end",
@@ -186,9 +186,11 @@ def _set_rng_state(rng, state, path, where) -> None:
                              str(exc)[:120]) from None
 
 
-def save(path, ctx, st: State) -> None:
+def save(path, ctx, st: State, name: str = "checkpoint") -> None:
     """Write the complete engine state after ``st.round`` rounds to ``path`` (atomically);
-    pending shadow measurements are evaluated first (:func:`~toys.engine.rounds.settle`)."""
+    pending shadow measurements are evaluated first (:func:`~toys.engine.rounds.settle`). An
+    existing file is replaced only when boundlab wrote it and it is unchanged since
+    (:func:`boundlab.io.check_replaceable`; refused naming ``name``)."""
     settle(ctx, st)
     arrays: list = []
     tree = {k: getattr(st, k) for k in _FIELDS}
@@ -198,14 +200,7 @@ def save(path, ctx, st: State) -> None:
     buf = io.BytesIO()
     np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
              **{f"a{i}": a for i, a in enumerate(arrays)})
-    atomic_write_bytes(path, buf.getvalue())
-
-
-def looks_like_checkpoint(path, head: bytes) -> bool:
-    """Whether an existing file at a ``checkpoint=`` path is a checkpoint boundlab wrote (an
-    uncompressed zip whose first member is ``meta.npy``), so a run may replace it; any other
-    file is the user's and is never overwritten."""
-    return head.startswith(b"PK\x03\x04") and b"meta.npy" in head[:128]
+    atomic_write_bytes(path, buf.getvalue(), name=name, owned=True)
 
 
 # ------------------------------------------------------------------------------ reading

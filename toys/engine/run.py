@@ -100,6 +100,9 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
     ...
     boundlab.errors.DomainError: lr = -1.0 is outside its domain: positive finite number, ...
     """
+    if checkpoint_every is not None and checkpoint is None:
+        raise DomainError("checkpoint_every", checkpoint_every,
+                          "given only with checkpoint= (the file the state is saved to)")
     algo = algorithm if isinstance(algorithm, Algorithm) else get(algorithm)
     N, d = _problem_size(problem)
     rounds = check_int("rounds", rounds, lo=1)
@@ -141,6 +144,8 @@ def _problem_size(problem):
 
 
 def _check_sizes(rounds, N, hyper, record):
+    from . import limits
+
     tau = hyper.get("local_steps", 1)
     tau = tau if isinstance(tau, (int, float)) and not isinstance(tau, bool) \
         and np.isfinite(tau) and tau >= 1 else 1
@@ -154,6 +159,9 @@ def _check_sizes(rounds, N, hyper, record):
             raise DomainError(name, hyper.get(name, rounds) if name != "rounds" else rounds,
                               f"a size with {what} x 8 bytes <= {MAX_BUFFER_BYTES} bytes",
                               f"would need {8 * n:.3g} bytes")
+    # all the buffers together against the machine's memory, and the time (toys.engine.limits)
+    limits.check("toys.run", lambda s: limits.run_need(record=record, **s),
+                 {"rounds": rounds, "local_steps": tau, "n_clients": N})
 
 
 def _x0(problem, x0, d):

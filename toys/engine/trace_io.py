@@ -82,8 +82,8 @@ def write_log(trace_or_frame, path, p=None) -> str:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise DomainError("path", path, "a file in an existing directory")
-    check_replaceable(path, "path", _log_of_ours, "a run log boundlab wrote")
-    with atomic_path(path) as tmp:
+    check_replaceable(path, "path", "a run log")
+    with atomic_path(path, name="path", owned=True) as tmp:
         if kind == "parquet":
             frame.to_parquet(tmp, index=False)
         elif kind == "json":
@@ -184,22 +184,3 @@ def _write_json(frame, path) -> None:
              for c, v in zip(cols, vals)} for vals in zip(*cols.values())]
     with open(path, "w") as fh:
         json.dump(rows, fh, allow_nan=False)
-
-
-def _log_of_ours(path, head: bytes) -> bool:
-    """Whether an existing file is a log boundlab wrote (its first column is ``round``), so
-    :func:`write_log` may replace it; a user's own file never is."""
-    return head.startswith(b'[{"round"') or _table_of_ours(path, head)
-
-
-def _table_of_ours(path, head: bytes) -> bool:
-    """Whether an existing file is a trace table boundlab wrote (its first column is
-    ``round``), so that :meth:`Trace.save` may replace it; a user's own file never is."""
-    if head.startswith(b"PAR1"):
-        try:
-            import pyarrow.parquet as pq
-
-            return pq.read_schema(path).names[:1] == ["round"]
-        except Exception:  # noqa: BLE001 - any unreadable file is not ours
-            return False
-    return head.startswith(b"round,")

@@ -149,7 +149,7 @@ def load_leaf(path):
         files = [path]
     else:
         raise DomainError("path", path, "an existing LEAF .json file or directory")
-    users, Xs, ys = [], [], []
+    users, Xs, ys, first = [], [], [], {}
     for f in files:
         try:
             with open(f, encoding="utf-8") as fh:
@@ -157,10 +157,34 @@ def load_leaf(path):
         except (OSError, ValueError, RecursionError) as exc:
             raise DomainError("path", f, "a readable JSON file", str(exc)) from None
         for u, x, y in _leaf_users(f, doc):
+            _leaf_consistent(f, u, x, y, first)
             users.append(u)
             Xs.append(x)
             ys.append(y)
+    if not users:
+        raise DomainError("path", path, "LEAF data with at least one user", "no users")
     return users, Xs, ys
+
+
+def _leaf_consistent(f: str, u, x, y, first: dict) -> None:
+    """Every user has samples, and the same feature width and kind of labels (strings or
+    numbers) as the first user read (``first`` keeps it); errors name the file and user."""
+    if len(y) == 0:
+        raise DomainError("path", f, "LEAF users with at least one sample each",
+                          f"user {u!r} has none")
+    if x.ndim != 2 or x.shape[0] != len(y) or x.shape[1] == 0:
+        raise DomainError("path", f, "LEAF samples with at least one feature each",
+                          f"user {u!r} has {len(y)} labels and features of shape {x.shape}")
+    kind = "strings" if y.dtype.kind == "U" else "numbers"
+    if not first:
+        first.update(user=u, width=x.shape[1], kind=kind)
+    if x.shape[1] != first["width"]:
+        raise DomainError("path", f, "LEAF users with the same number of features",
+                          f"user {u!r} has {x.shape[1]}, user {first['user']!r} "
+                          f"{first['width']}")
+    if kind != first["kind"]:
+        raise DomainError("path", f, "LEAF labels of one kind (all strings or all numbers)",
+                          f"user {u!r} has {kind}, user {first['user']!r} {first['kind']}")
 
 
 def _leaf_users(f: str, doc):
@@ -192,12 +216,7 @@ def _leaf_users(f: str, doc):
         except (TypeError, ValueError):
             raise bad(f"features 'x' of user {u!r} are not a rectangular array of numbers"
                       ) from None
-        try:
-            y = np.asarray(rec["y"])
-        except (TypeError, ValueError):
-            raise bad(f"labels 'y' of user {u!r} are ragged") from None
-        if y.ndim != 1 or y.dtype.kind not in "iufU":
-            raise bad(f"labels 'y' of user {u!r} must be a flat list of class labels")
+        y = _leaf_labels(rec["y"], u, bad)
         if x.size and x.shape[0] != len(y):
             raise bad(f"consistent sizes for user {u!r}: {x.shape[0]} samples in 'x', "
                       f"{len(y)} in 'y'")
@@ -208,6 +227,19 @@ def _leaf_users(f: str, doc):
             raise bad(f"consistent sizes for user {u!r}: num_samples[{j}] = {counts[j]}, "
                       f"{len(y)} samples")
         yield u, x, y
+
+
+def _leaf_labels(values: list, u, bad) -> np.ndarray:
+    """One user's labels: a flat list of numbers or of strings (not both), else ``bad(why)``."""
+    try:
+        y = np.asarray(values)
+    except (TypeError, ValueError):
+        raise bad(f"labels 'y' of user {u!r} are ragged") from None
+    if len({isinstance(v, str) for v in values}) > 1:
+        raise bad(f"labels 'y' of user {u!r} mix strings and numbers")
+    if y.ndim != 1 or y.dtype.kind not in "iufU":
+        raise bad(f"labels 'y' of user {u!r} must be a flat list of class labels")
+    return y
 
 
 def from_dataset(name: str, partition: str | None = None, n_clients: int | None = None,

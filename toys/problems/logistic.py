@@ -394,8 +394,9 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
         max_padding = check_max_padding(max_padding)
     if len(Xs) == 0 or len(Xs) != len(ys):
         raise DomainError("Xs", len(Xs), "one feature array per client, as many as label arrays")
-    Xs = [np.atleast_2d(np.asarray(x, dtype=float)) for x in Xs]
-    ys = [np.asarray(y).reshape(-1) for y in ys]
+    Xs = [np.atleast_2d(_numeric(f"Xs[{i}]", x, "features")).astype(float)
+          for i, x in enumerate(Xs)]
+    ys = [_numeric(f"ys[{i}]", y, "labels").reshape(-1) for i, y in enumerate(ys)]
     f = Xs[0].shape[1]
     for i, (x, y) in enumerate(zip(Xs, ys)):
         if x.ndim != 2 or x.shape[1] != f or x.shape[0] != y.shape[0] or x.shape[0] == 0:
@@ -434,6 +435,28 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
         C = int(classes) if classes is not None else int(uniq.max()) + 1
         return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, classes=C, name=name)
     return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, name=name)
+
+
+def _numeric(name: str, values, what: str) -> np.ndarray:
+    """``values`` as a rectangular array of real numbers (bool, int or float), else a
+    DomainError naming ``name``: strings (even of digits), objects and ragged lists are refused.
+
+    >>> _numeric("ys[0]", ["a", "b"], "labels")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: ys[0] = array(shape=(2,), offending values e.g. ['a', 'b']) \
+is outside its domain: labels: a rectangular array of numbers (not strings or objects; map \
+string labels to integers first)
+    """
+    dom = f"{what}: a rectangular array of numbers (not strings or objects" + (
+        "; map string labels to integers first)" if what == "labels" else ")")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        raise DomainError(name, type(values).__name__, dom) from None
+    if arr.dtype.kind not in "biuf":
+        raise DomainError(name, arr, dom)
+    return arr
 
 
 def _bucketed(Xs, ys, sizes, *, max_padding, l2, weights, offsets, classes, name):

@@ -136,9 +136,42 @@ def make(name: str, **options):
     for key in options:
         if key not in valid:
             raise UnknownNameError(f"option of problem {name!r}", key, valid)
+    _check_size(name, options)
     prob = builder(**options)
     prob.registry_name = name
     return prob
+
+
+#: rows per client each generated problem holds at least (its option, or its default)
+_ROWS = {"seed004-toy": ("n_per_class", 50), "leaf-synthetic": ("size_offset", 50),
+         "logistic-synthetic": ("min_samples", 20)}
+
+
+def _check_size(name: str, options: dict) -> None:
+    """Refuse (:mod:`toys.engine.limits`) a generated problem whose data (clients x dim x
+    rows; a quadratic: clients x dim x dim) cannot fit in memory, before generating it."""
+    if name not in _ROWS and name != "quadratic":
+        return  # a data set: its size is the file's
+    from ..engine import limits
+
+    defaults = {"quadratic": (10, 5), "seed004-toy": (20, 2), "leaf-synthetic": (30, 60),
+                "logistic-synthetic": (10, 5)}[name]
+    key, rows = _ROWS.get(name, ("dim", None))
+    sizes = {"n_clients": _size(options.get("n_clients", defaults[0])),
+             "dim": _size(options.get("dim", defaults[1])),
+             key: _size(options.get(key, rows if rows is not None else defaults[1]))}
+
+    def estimate(z):  # the data, its copies while generated and the per-client solves
+        return 32.0 * z["n_clients"] * z["dim"] * z[key], 0.0
+    limits.check(f"the problem {name!r}", estimate, sizes, given=list(options) or None)
+
+
+def _size(v) -> float:
+    """A size given as a finite number >= 1, else 1 (the builder then validates it)."""
+    import math
+
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 1
+    return (int(v) if float(v).is_integer() else float(v)) if ok else 1
 
 
 def _lookup(name: str):

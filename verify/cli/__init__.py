@@ -39,23 +39,33 @@ violated precondition under ``--strict``, a damaged or foreign file, a path that
 or written); **130** interrupted (Ctrl-C); ``--help`` and ``--version`` exit 0. An unexpected
 internal error prints a Python traceback (exit 1): please report it.
 
+Output
+------
+``--json`` prints one strict JSON document on stdout (no NaN / Infinity: a non-finite number is
+null with a sibling ``<key>_status``, :func:`boundlab.io.json_safe`); a result names its keys
+as :mod:`verify.schema` (``bound_id``, ``bound_value``, ``measured``, ``ratio``, ``verdict``).
+``--list`` and ``boundlab --version`` honour ``--json``. Progress goes to stderr only
+(:mod:`verify.cli.progress`): a bar on a terminal, plain lines elsewhere (a CI log, a
+notebook); ``--quiet``, accepted by every command (:func:`add_quiet`), silences it.
+
 Example
 -------
 >>> from verify.cli import main
 >>> main(["bounds", "eval", "drift.plateau", "eta=0.2", "tau=10", "L=0.19", "zeta=0.407",
 ...       "--json"])  # doctest: +ELLIPSIS
-{"id": "drift.plateau", ...}
+{"bound_id": "drift.plateau", ...}
 0
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["main", "build_parser", "UsageError", "add_quiet", "versions", "version_line"]
 
 # command groups, in --help order: verify.cli.<name>_cmd
 _GROUPS = ("bounds", "toys", "run", "sweep", "tightness", "falsify", "verify", "reproduce")
@@ -113,7 +123,12 @@ def _option_hint(parser, words) -> str:
 
 class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
-        print(version_line())  # one line, unwrapped (argparse's version action wraps it)
+        if "--json" in getattr(parser, "argv", ()):  # boundlab --version --json
+            from boundlab.io import dumps_strict
+
+            print(dumps_strict(versions()))
+        else:
+            print(version_line())  # one line, unwrapped (argparse's version action wraps it)
         parser.exit(0)
 
 
@@ -136,7 +151,9 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
                "130 interrupted.",
     )
     parser.add_argument("--version", action=_Version, nargs=0,
-                        help="the versions of boundlab, its code and its main dependencies")
+                        help="the versions of boundlab, its code and its main dependencies "
+                             "(with --json: one JSON object)")
+    parser.argv = () if argv is None else tuple(argv)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     sub.required = True
     wanted = None if argv is None else (list(argv)[:1] or [None])[0]
@@ -152,30 +169,56 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
                 continue  # group not built yet
             raise
         mod.register(sub)
+        add_quiet(sub.choices[name])
     return parser
 
 
-def version_line() -> str:
-    """``boundlab X (code X+hash; python, numpy, sympy, pepit, cvxpy versions)`` without
-    importing the dependencies (their installed metadata).
+def add_quiet(parser) -> None:
+    """``--quiet`` on every command of ``parser`` (recursively) that lacks one: no progress
+    on stderr (:mod:`verify.cli.progress`; a no-op where a command shows none)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in subs:
+        for child in dict.fromkeys(action.choices.values()):
+            add_quiet(child)
+    if subs or any("--quiet" in a.option_strings for a in parser._actions):
+        return
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress on stderr (default: a bar on a terminal, plain "
+                             "lines elsewhere, e.g. in a CI log or a notebook)")
 
-    >>> version_line().startswith("boundlab ")
-    True
+
+def versions() -> dict:
+    """What ``boundlab --version --json`` prints: ``boundlab``, ``code``, ``python`` and each
+    main dependency's version (None when it is missing), without importing the dependencies
+    (their installed metadata).
+
+    >>> sorted(versions())
+    ['boundlab', 'code', 'cvxpy', 'numpy', 'pepit', 'python', 'sympy']
     """
     from importlib.metadata import PackageNotFoundError, version
 
     import boundlab
     from boundlab.integrity import code_version
 
-    deps = []
+    out = {"boundlab": boundlab.__version__, "code": code_version(),
+           "python": ".".join(map(str, sys.version_info[:3]))}
     for dist in ("numpy", "sympy", "pepit", "cvxpy"):
         try:
-            deps.append(f"{dist} {version(dist)}")
+            out[dist] = version(dist)
         except PackageNotFoundError:
-            deps.append(f"{dist} missing")
-    py = ".".join(map(str, sys.version_info[:3]))
-    return (f"boundlab {boundlab.__version__} (code {code_version()}; python {py}, "
-            f"{', '.join(deps)})")
+            out[dist] = None
+    return out
+
+
+def version_line() -> str:
+    """``boundlab X (code X+hash; python, numpy, sympy, pepit, cvxpy versions)``.
+
+    >>> version_line().startswith("boundlab ")
+    True
+    """
+    v = versions()
+    deps = ", ".join(f"{d} {v[d] or 'missing'}" for d in ("numpy", "sympy", "pepit", "cvxpy"))
+    return f"boundlab {v['boundlab']} (code {v['code']}; python {v['python']}, {deps})"
 
 
 def main(argv=None) -> int:
@@ -184,22 +227,73 @@ def main(argv=None) -> int:
     >>> main(["bounds", "eval", "nope.nope"])
     2
     """
-    from boundlab.errors import BoundlabError
+    from boundlab.errors import BoundlabError, WriteError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    interrupted = []
     try:
-        args = build_parser(argv).parse_args(argv)
-        return int(args.func(args) or 0)
+        with _interrupts(interrupted):
+            args = build_parser(argv).parse_args(argv)
+            rc = int(_call(args) or 0)
     except (UsageError, BoundlabError) as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        rc = _fail(_one_line(exc), 2)
+    except WriteError as exc:  # an output could not be written: its file and option named
+        rc = _fail(_one_line(exc), 2)
     except OSError as exc:  # a path the user gave cannot be read or written
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
+        rc = _fail(f"{exc.strerror or exc}{where}", 2)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        interrupted.append(True)
+    if interrupted:  # also a Ctrl-C that some callback or finaliser swallowed
+        return _fail("interrupted", 130)
+    return rc
+
+
+def _call(args):
+    """Run the command; ``--force`` (dest ``force_overwrite``) lets its outputs replace files
+    boundlab did not write (:func:`boundlab.io.force_overwrite`)."""
+    if getattr(args, "force_overwrite", False):
+        from boundlab.io import force_overwrite
+
+        with force_overwrite():
+            return args.func(args)
+    return args.func(args)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return status
+
+
+@contextlib.contextmanager
+def _interrupts(seen: list):
+    """Note every Ctrl-C in ``seen`` (then raise KeyboardInterrupt as usual), so one raised
+    where Python can only print it (a weakref callback, a finaliser) still ends the run with
+    exit status 130. Main thread only; a handler someone else installed is kept."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    def unraisable(info, previous=sys.unraisablehook):
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            seen.append(info.exc_value)  # noted, not printed: the run ends with 130
+        else:
+            previous(info)
+    signal.signal(signal.SIGINT, handler)
+    sys.unraisablehook, saved = unraisable, sys.unraisablehook
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.unraisablehook = saved
 
 
 def _one_line(exc: BaseException) -> str:

@@ -16,8 +16,6 @@ Example
 
 from __future__ import annotations
 
-import json
-
 from boundlab.io import dumps_strict
 
 __all__ = ["register", "parse_assignments"]
@@ -116,7 +114,7 @@ def _shown(text) -> str:
 def _list(args) -> int:
     rows = list_rows(args.family, use_cache=_use_cache())
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(dumps_strict(rows, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -141,7 +139,7 @@ def _show(args) -> int:
         {"id": e.id, "verdict": e.verdict, "quote": e.quote, "corrected": e.corrected,
          "test": e.test} for e in errata.for_bound(b.id)]
     if args.json:
-        print(json.dumps(d, indent=1))
+        print(dumps_strict(d, indent=1))
         return 0
     lines = [
         f"{b.id}  [{b.kind}]  bounds: {b.lhs}",
@@ -197,15 +195,18 @@ def eval_report(b, args) -> int:
     terms = b.evaluate_terms(**values) if b.terms else {}
     violated = b.violated_preconditions(**values)
     result = {
-        "id": b.id,
+        "bound_id": b.id,
         "kind": b.kind,
-        "value": value,
+        "bound_value": value,
         "terms": {k: float(v) for k, v in terms.items()},
         "preconditions_violated": violated,
         "preconditions_unchecked": b.unchecked_preconditions(**values),
     }
     if args.json:
-        print(dumps_strict(result))  # JSON escapes control characters itself
+        from verify._result_keys import EVAL_RENAMED, with_old_keys
+
+        # JSON escapes control characters itself; the old keys id / value until the next release
+        print(dumps_strict(with_old_keys(result, EVAL_RENAMED)))
     else:
         from boundlab.integrity import escape  # text may come from a cache file
 

@@ -24,8 +24,6 @@ Example
 
 from __future__ import annotations
 
-import json
-
 __all__ = ["register"]
 
 
@@ -45,6 +43,8 @@ def register(sub) -> None:
                    help="search only these families (default: all of the class)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact worst case (PEP)")
     p.add_argument("--save", default=None, metavar="PATH", help="write the result as JSON")
+    p.add_argument("--force", dest="force_overwrite", action="store_true",
+                   help="let --save replace a file boundlab did not write (or one changed since)")
     p.add_argument("--json", action="store_true", help="machine-readable output (strict JSON)")
     p.add_argument("--participation", default=None, metavar="PATTERN",
                    help="a registered bound's participation: bernoulli, cyclic, markov, any, or "
@@ -55,6 +55,9 @@ def register(sub) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="a running Dask scheduler, tcp://HOST:PORT (with --executor dask)")
     p.set_defaults(func=_run)
+    from .run_cmd import _allow_intermixed
+
+    _allow_intermixed(p)  # name=value words may come after options (as run and sweep)
 
 
 def _run(args) -> int:
@@ -65,8 +68,19 @@ def _run(args) -> int:
     from verify.falsify.api import DEFAULT_BUDGET
 
     setting = numbers(args.assignments, what="setting")
+    if args.save is not None:  # a user's file: refused before the search
+        from boundlab.io import check_replaceable
+
+        check_replaceable(args.save, "--save", "a falsification result")
     fams = None if args.families is None else [f for f in args.families.split(",") if f]
-    with warnings.catch_warnings():
+    if fams == []:
+        from boundlab.errors import DomainError
+
+        raise DomainError("--families", args.families, "one or more search family names, "
+                          "comma-separated (omit the option: every family of the class)")
+    from boundlab.io import as_option
+
+    with warnings.catch_warnings(), as_option("--save"):
         warnings.simplefilter("ignore")
         res = verify.falsify(args.id, budget=DEFAULT_BUDGET if args.budget is None
                              else args.budget, seed=args.seed, families=fams,
@@ -75,7 +89,9 @@ def _run(args) -> int:
                              **({} if args.participation is None
                                 else {"participation": args.participation}), **setting)
     if args.json:
-        print(json.dumps(res.to_dict(), allow_nan=False))
+        from boundlab.io import dumps_strict
+
+        print(dumps_strict(res.to_dict()))
     else:
         print(_text(res))
     return 1 if res.verdict in ("VIOLATED", "error") else 0

@@ -15,10 +15,12 @@ the papers of the selected items.
 
 Several items may be named, as separate words or comma lists (``boundlab reproduce 000:table3
 002:table1`` or ``000:table3,002:table1``; a paper such as ``004`` names its items); none names
-every item. On a terminal a progress bar on stderr counts the items (done / total, elapsed time
-and an estimate of the time left); one line per finished item goes to stdout. ``--json`` prints
-one strict JSON document at the end instead (:func:`outcome_document`: every item's id, status,
-seconds and error, the counts, the report's path and the exit status).
+every item. Progress on stderr counts the items (done / total, elapsed time and an estimate of
+the time left): a bar on a terminal, plain lines elsewhere (a CI log, a notebook), nothing with
+``--quiet``; one line per finished item goes to stdout. ``--json`` prints one strict JSON
+document at the end instead (:func:`outcome_document`: every item's id, status, seconds and
+error, the counts, the report's path and the exit status); ``--list --json`` the list as one
+JSON object (``items``, ``not_registered``).
 
 Each item writes ``DIR/<paper>-<item>/`` (results.csv, figure.png, section.md, done.json) and
 the run writes ``DIR/report.md`` with the paper's numbers beside ours, the comparison rule and
@@ -91,7 +93,8 @@ def register(sub) -> None:
                    help="rerun selected items already finished in --out (their folders are "
                         "replaced only when boundlab's manifest lists them)")
     p.add_argument("--json", action="store_true",
-                   help="print one strict JSON document at the end (no per-item lines, no bar)")
+                   help="print one strict JSON document at the end (no per-item lines on "
+                        "stdout; progress stays on stderr, --quiet silences it)")
     p.set_defaults(func=_run)
 
 
@@ -109,19 +112,19 @@ def _run(args) -> int:
     from verify.reproduce.registry import Config
     from verify.reproduce.store import open_out
 
-    from .progress import counter
+    from .progress import counter, mode
 
     exps = select_many(args.selection)
     if args.list:
-        _print_list(exps)
+        _print_list(exps, args.json)
         return 0
     check_data(args.data, "--data")
     cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
                        executor=args.executor)
     out = open_out(args.out, "--out")
     seconds: dict = {}
-    show = not args.json and sys.stderr.isatty()
-    with counter(len(exps), "reproduce", show, redirect_stdout=sys.stdout.isatty()) as step:
+    with counter(len(exps), "reproduce", mode(args.quiet),
+                 redirect_stdout=sys.stdout.isatty()) as step:
         def progress(e, status, took):
             seconds[e.id] = took
             if not args.json:
@@ -146,13 +149,22 @@ def _run(args) -> int:
     return code
 
 
-def _print_list(exps) -> None:
-    """The registered items ``exps``, then the unregistered experiments of their papers."""
+def _print_list(exps, as_json: bool = False) -> None:
+    """The registered items ``exps``, then the unregistered experiments of their papers (with
+    ``--json``: one JSON object, ``items`` and ``not_registered``)."""
     from verify.reproduce.unregistered import for_papers
 
+    missing = for_papers({e.paper for e in exps})
+    if as_json:
+        from boundlab.io import dumps_strict
+
+        print(dumps_strict({
+            "items": [{"id": e.id, "ref": e.ref, "title": e.title} for e in exps],
+            "not_registered": [{"paper": u.paper, "ref": u.ref, "reason": u.reason}
+                               for u in missing]}, indent=1))
+        return
     for e in exps:
         print(f"{e.id:<12} {e.ref}: {e.title}")
-    missing = for_papers({e.paper for e in exps})
     if missing:
         print(f"\n{UNREGISTERED_HEAD}")
         for u in missing:

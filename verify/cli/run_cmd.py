@@ -51,6 +51,8 @@ def register(sub) -> None:
                    help="torch dtype (default float64)")
     p.add_argument("--record", choices=("none", "sync", "round", "step"), default="round")
     p.add_argument("--out", default=None, help="write the per-round table (.csv or .parquet)")
+    p.add_argument("--force", dest="force_overwrite", action="store_true",
+                   help="let --out replace a file boundlab did not write (or one changed since)")
     p.add_argument("--json", action="store_true",
                    help="print a strict JSON summary of the run instead of the text")
     p.set_defaults(func=_run)
@@ -139,6 +141,9 @@ def _check_out(path) -> None:
     parent = p.parent if str(p.parent) else pathlib.Path(".")
     if not parent.is_dir():
         raise DomainError("--out", path, dom, f"directory {str(parent)!r} does not exist")
+    from boundlab.io import check_replaceable
+
+    check_replaceable(p, "--out", "a trace table")  # a user's file: refused before the run
 
 
 def _settings(args) -> tuple[dict, dict]:
@@ -179,7 +184,10 @@ def _run(args) -> int:
                      participation=args.participation, backend=args.backend,
                      device=args.device, dtype=args.dtype, record=args.record, **hyper)
     elapsed = time.perf_counter() - t0
-    path = trace.save(args.out) if args.out else None
+    from boundlab.io import as_option
+
+    with as_option("--out"):
+        path = trace.save(args.out) if args.out else None
     if args.json:
         from boundlab.io import dumps_strict
 

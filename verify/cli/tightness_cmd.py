@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import sys
 
 __all__ = ["register"]
 
@@ -86,8 +85,9 @@ def _run(args) -> int:
         raise UsageError("boundlab tightness: --plot needs --vary name=v1,v2,...")
     if args.vary:
         name, values = number_list(args.vary, b.params, b.id)
-        show = not args.json and sys.stderr.isatty()
-        rows = vary(args.id, params, name, values, kw, show=show)
+        from .progress import mode
+
+        rows = vary(args.id, params, name, values, kw, show=mode(args.quiet))
         if args.plot and any(r is not None for r in rows):
             from verify.tightness.plots import plot_brackets
 
@@ -104,7 +104,10 @@ def _run(args) -> int:
         from boundlab.errors import MissingParameterError
         raise MissingParameterError(args.id, missing,
                                     {n: b.params[n].domain.describe() for n in missing})
-    r = bracket(args.id, params, **kw)
+    from .progress import pep_spinner
+
+    with pep_spinner(not args.quiet):  # the per-solve spinner (on a terminal only)
+        r = bracket(args.id, params, **kw)
     if args.json:
         print(json.dumps(_json(r)))
     else:
@@ -114,8 +117,9 @@ def _run(args) -> int:
 
 def vary(bound_id, params, name, values, kw, *, show=False, console=None) -> list:
     """The bracket at ``params`` with ``name`` set to each of ``values`` (None where
-    ``cache_only`` found nothing), with a progress bar (a count, the elapsed time and an ETA)
-    on stderr when ``show`` (``console``: where it draws instead, e.g. in a test)."""
+    ``cache_only`` found nothing), with progress (a count, the elapsed time and an ETA) on
+    stderr in ``show``'s mode (:mod:`verify.cli.progress`: "bar", "lines" or "off"; True: the
+    bar; ``console``: where the bar draws instead, e.g. in a test)."""
     from verify.tightness import bracket
 
     rows = []
@@ -130,15 +134,10 @@ def vary(bound_id, params, name, values, kw, *, show=False, console=None) -> lis
 def _counter(total: int, what: str, show: bool, console=None):
     """The shared progress bar (:func:`verify.cli.progress.counter`), with the per-solve PEP
     spinner off meanwhile (it would fight the bar for the line)."""
-    from verify.cli.progress import counter
-    from verify.tightness._common import SPINNER
+    from verify.cli.progress import counter, pep_spinner
 
-    token = SPINNER.set(False)
-    try:
-        with counter(total, what, show, console=console) as step:
-            yield step
-    finally:
-        SPINNER.reset(token)
+    with pep_spinner(False), counter(total, what, show, console=console) as step:
+        yield step
 
 
 def _status(r) -> int:

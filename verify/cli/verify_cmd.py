@@ -8,15 +8,18 @@ a claim is refuted or a check errored; 2 for bad input.
 from __future__ import annotations
 
 import contextlib
-import sys
+
+from .progress import counter, mode, pep_spinner
 
 __all__ = ["register"]
 
 _HELP = """Run the checks (theory vs measured) and the worst-instance searches, print the
 tables (bound checks, claims, how informative each "holds" is) and write DIR/report.md,
 DIR/results.csv, DIR/figures/ (and DIR/worst/ID.json for a bound a searched instance violates).
-Exit status: 0 every bound check holds (or is not-applicable, order-only, diverged) and no claim
-is refuted; 1 a bound check is VIOLATED, a claim refuted or a check errored; 2 bad input."""
+Progress goes to stderr: a bar on a terminal, one line per check elsewhere (a CI log, a
+notebook; at most one every 2 s), nothing with --quiet. Exit status: 0 every bound check holds
+(or is not-applicable, order-only, diverged) and no claim is refuted; 1 a bound check is
+VIOLATED, a claim refuted or a check errored; 2 bad input."""
 
 
 def register(sub) -> None:
@@ -27,12 +30,16 @@ def register(sub) -> None:
                    help="small runs (fewer seeds and rounds); PEP solves only if cached")
     p.add_argument("--out", default="boundlab-out", metavar="DIR",
                    help="output directory (default: boundlab-out)")
+    p.add_argument("--force", dest="force_overwrite", action="store_true",
+                   help="let --out replace a folder holding files boundlab did not write")
     p.add_argument("--backend", default="numpy", choices=("numpy", "torch"))
     p.add_argument("--device", default=None, help="torch device, e.g. cuda or cpu")
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     p.add_argument("--no-tightness", action="store_true", help="skip the PEP tightness column")
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--list", action="store_true", help="list the checks and exit")
+    p.add_argument("--json", action="store_true",
+                   help="print the results as one strict JSON document (verify.schema's names)")
+    p.add_argument("--list", action="store_true",
+                   help="list the checks and exit (with --json: as a JSON list)")
     p.add_argument("--worst-budget", type=int, default=None, metavar="N",
                    help="instances evaluated by each worst-instance search (default: per check, "
                         "about 100-160; --quick: 12-20)")
@@ -66,31 +73,46 @@ def _run(args) -> int:
     if args.budget is not None and (args.budget < 0 or 0 < args.budget < 10):
         raise DomainError("--budget", args.budget, "0 (no search) or an integer >= 10")
     if args.list:
-        for c in select(args.only):
-            print(f"{c.family:13s} {c.name:36s} {', '.join(c.bound_ids)}")
-        return 0
+        return _list(select(args.only), args.json)
     # refuse what would only fail after all the work: the output path, the device, --only
     report.check_output_path(args.out, "--out")
     check_device(args.backend, args.device)
     select(args.only)
     if args.scheduler is not None and args.executor != "dask":
         raise DomainError("--scheduler", args.scheduler, "given only with --executor dask")
-    with _scheduler(args) as scheduler:
+    how = mode(args.quiet)
+    with _scheduler(args) as scheduler, pep_spinner(False), \
+            counter(len(select(args.only)), "checks", how) as step:
         ctx = Context(quick=args.quick, backend=args.backend, device=args.device,
                       seeds=args.seeds, tightness=not args.no_tightness,
                       worst_budget=args.worst_budget, falsify_budget=args.budget,
                       executor=args.executor,
                       scheduler=scheduler)
-        results = run_suite(args.only, ctx, progress=not args.json and sys.stderr.isatty())
+        results = run_suite(args.only, ctx, progress=step)
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
                 "device": args.device, "seeds": args.seeds, "budget": ctx.search_budget()}
-    out = report.write_report(results, args.out, settings=settings)  # one atomic output set
+    out = report.write_report(results, args.out, settings=settings,  # one atomic output set
+                              name="--out")
     if args.json:
         print(report.to_json(results))
     else:
         report.print_table(results)
         print(f"report: {out / 'report.md'}")
     return report.exit_status(results)
+
+
+def _list(checks, as_json: bool) -> int:
+    """``--list``: one line a check (family, name, bound ids), or with ``--json`` one JSON
+    list of ``{"family", "check", "bound_ids"}``."""
+    if as_json:
+        from boundlab.io import dumps_strict
+
+        print(dumps_strict([{"family": c.family, "check": c.name, "bound_ids": list(c.bound_ids)}
+                            for c in checks], indent=1))
+        return 0
+    for c in checks:
+        print(f"{c.family:13s} {c.name:36s} {', '.join(c.bound_ids)}")
+    return 0
 
 
 @contextlib.contextmanager

@@ -18,7 +18,8 @@ Example
 >>> from verify.figures import lint, style
 >>> with style():
 ...     fig, ax = plt.subplots()
-...     _ = ax.plot([1, 2], [3, 4], label="measured")
+...     _ = ax.plot([0.5, 1.5], [3.2, 4.1], label="measured")
+...     _ = ax.set(xlabel="step size \u03b7", ylabel="optimality gap")
 ...     _ = fig.legend(loc="outside lower center")
 >>> lint(fig)
 []

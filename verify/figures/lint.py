@@ -10,7 +10,11 @@ found, each a sentence naming the text or legend entry:
   legend key (a dashed line, a colour) that no drawn line or area matches;
 * values <= 0 on a log axis (silently dropped by matplotlib), and log limits spanning more
   than :data:`MAX_DECADES` decades (a numerical zero stretching the axis);
-* titles of more than two lines.
+* titles of more than three lines;
+* what a figure says (:mod:`.lint_rules`): verdicts the data support and missing points
+  listed; no symmetric-log axis; no band of zero width; no legend entry hidden under another
+  line; rate lines that keep their floor; every axis labelled, no "round t" under a time
+  average, no doc-string labels, no raw ids, no cut titles; integer ticks on integer data.
 
 Every figure the project saves goes through :func:`record` (called by
 :func:`verify.figures.save` and :func:`verify.figures.show`): it does nothing unless a
@@ -23,8 +27,8 @@ Example
 >>> import matplotlib; matplotlib.use("Agg")
 >>> import matplotlib.pyplot as plt
 >>> fig, ax = plt.subplots(figsize=(4, 3))
->>> _ = ax.plot([1, 2, 3], [1.0, -1.0, 2.0], label="a term negative somewhere")
->>> ax.set_yscale("log"); _ = ax.legend()
+>>> _ = ax.plot([0.1, 0.2, 0.3], [1.0, -1.0, 2.0], label="a term negative somewhere")
+>>> _ = ax.set(yscale="log", xlabel="step size", ylabel="gap"); _ = ax.legend()
 >>> lint(fig)
 ['log y axis drops 1 value(s) <= 0 of "a term negative somewhere"']
 >>> plt.close(fig)
@@ -62,6 +66,11 @@ def lint(fig) -> list[str]:
         out += _legend(fig, leg, renderer)
     for ax in fig.axes:
         out += _log_loss(ax)
+    from . import lint_rules as rules
+
+    for rule in (rules.verdicts, rules.symlog, rules.bands, rules.hidden, rules.rates,
+                 rules.labels, rules.integer_ticks):
+        out += rule(fig)
     return out
 
 
@@ -106,7 +115,7 @@ def _titles(fig) -> list[str]:
     for ax in fig.axes:
         texts += [ax.title, ax._left_title, ax._right_title]
     return [f"title of {t.get_text().count(chr(10)) + 1} lines: {t.get_text()[:40]!r}..."
-            for t in texts if t.get_visible() and t.get_text().count("\n") >= 2]
+            for t in texts if t.get_visible() and t.get_text().count("\n") >= 3]
 
 
 def _legends(fig) -> list:
@@ -189,6 +198,11 @@ def _in_view(ax, artist) -> bool:
         return any(_in_view(ax, p) for p in parts) if parts else True
     if not artist.get_visible():
         return False
+    if hasattr(artist, "get_ydata"):  # a line with no finite point draws nothing
+        x = np.asarray(artist.get_xdata(), dtype=float)
+        y = np.asarray(artist.get_ydata(), dtype=float)
+        if x.size and x.shape == y.shape and not np.any(np.isfinite(x) & np.isfinite(y)):
+            return False
     try:
         box = artist.get_window_extent(ax.figure.canvas.get_renderer())
     except Exception:  # noqa: BLE001 - an artist without extents: trust its visibility

@@ -40,8 +40,10 @@ def show(fig, *, dpi: int = 110) -> None:
     from IPython.display import Image, display
 
     from .lint import record
+    from .style import integer_axes
 
     try:
+        integer_axes(fig)
         record(fig, fig.get_suptitle()[:60] or "notebook figure")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")

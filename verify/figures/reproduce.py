@@ -7,8 +7,9 @@ by their papers' names, legends below the panels when they would crowd the data)
 Example
 -------
 >>> import matplotlib; matplotlib.use("Agg")
->>> fig, axes = paper_axes(2)
+>>> fig, axes = paper_axes(1)
 >>> _ = axes[0, 0].plot([1, 2], [0.5, 0.6], label="fedsoftmax")
+>>> _ = axes[0, 0].set(xlabel="round t", ylabel="test accuracy")
 >>> _ = axes[0, 0].axhline(0.55, color="grey", lw=0.8, label="target accuracy")
 >>> _ = axes[0, 0].legend()
 >>> fig = finish(fig)
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .style import A4_WIDTH, case_words, save, style
+from .style import A4_WIDTH, case_words, integer_axes, save, style
 
 __all__ = ["paper_axes", "finish", "save_item", "reference_line"]
 
@@ -49,7 +50,14 @@ def reference_line(ax, y: float, label: str, **kw):
 
 
 def _words(label: str) -> str:
-    return case_words(label) if _ID.match(label) else label
+    """A legend label in words: a bare id as its name, and an algorithm id inside a longer
+    label ('fedavg (ours, KM median)') by its paper's name."""
+    if _ID.match(label):
+        return case_words(label)
+    from .style import _algo
+
+    return re.sub(r"\b[a-z][a-z0-9-]*[a-z0-9]\b", lambda m: _algo(m.group(0)) or m.group(0),
+                  label)
 
 
 def _fonts(fig) -> None:
@@ -94,6 +102,7 @@ def finish(fig):
     _fonts(fig)
     for ax in fig.axes:
         ax.grid(True, alpha=0.3)
+    integer_axes(fig)
     return fig
 
 

@@ -121,8 +121,16 @@ def curve_group(results):
     return theory_vs_measured(
         frame, x="x", facet="panel", panel_titles=labels,
         title=group_title(results, f"measured vs bound on {problem}"),
-        xlabel=scrub(s.get("xlabel", "round t")),
+        xlabel=scrub(s.get("xlabel") or _default_x(b)),
         ylabel=quantity_label(b.lhs if b is not None else None, s.get("ylabel", "measured")))
+
+
+def _default_x(b) -> str:
+    """A time average over the first T rounds is plotted against its horizon T."""
+    from .style import QUANTITIES
+
+    avg = b is not None and "(1/T)" in QUANTITIES.get(b.lhs, "")
+    return "rounds T" if avg else "round t"
 
 
 def _single(title: str, verdict: str, details: str = ""):
@@ -167,9 +175,12 @@ def ushape(r):
 
 def contraction(r):
     """Measured gaps of several methods (solid, one colour each), each with its theorem's
-    contraction rate q^t from the first gap (dashed, same colour) when the series gives the
-    factor q. One legend entry per method (its rate in the label) and one key per line style;
-    the figure's ``caption`` says which lines are drawn."""
+    contraction rate (dashed, same colour) when the series gives the factor q: the transient
+    ``(gap_0 - floor) q^t`` over the floor the theorem's other terms leave (``series["floors"]``,
+    else the measured final gap, the floor the check fits the rate over), so a rate line never
+    dives below a curve that contracts as fast as it claims. One legend entry per method (its
+    rate in the label) and one key per line style; the figure's ``caption`` says which lines
+    are drawn."""
     from matplotlib.lines import Line2D
 
     s = r.series
@@ -181,18 +192,22 @@ def contraction(r):
             gap = np.asarray(gap, dtype=float)
             q = (s.get("factors") or {}).get(name)
             rate = f", rate {q:.4f}\u1d57" if q is not None and gap.size else ""
-            ax.plot(t, gap, color=f"C{i}", label=f"{case_words(name)}{rate}")
+            ax.plot(t, gap, color=f"C{i}", label=f"{case_words(name)}{rate}", gid="measured")
             if rate:
                 rated += 1
-                ax.plot(t, gap[0] * q ** (t - t[0]), color=f"C{i}", ls="--", lw=1)
+                floor = float((s.get("floors") or {}).get(name, gap[-1]))
+                ax.plot(t, floor + (gap[0] - floor) * q ** (t - t[0]), color=f"C{i}", ls="--",
+                        lw=1, gid="rate")
         ax.set(yscale="log", xlabel="round t", ylabel=quantity_label("gap_t"))
         handles, labels = ax.get_legend_handles_labels()
         if rated:
             handles += [Line2D([], [], color="0.3"), Line2D([], [], color="0.3", ls="--", lw=1)]
-            labels += ["solid: measured", "dashed: theorem's rate"]
+            labels += ["solid: measured", "dashed: theorem's rate, over the floor"]
         legend_below(fig, handles, labels, ncols=2)
+        fig.data_verdicts = {r.verdict}
         fig.caption = ("Measured gaps per method (solid) with each theorem's contraction "
-                       "rate from the first gap (dashed, same colour)." if rated else
+                       "rate from the first gap down to the floor (the final gap; dashed, same "
+                       "colour)." if rated else
                        "Measured gaps per method; the check gives no theorem's rate to draw.")
         return fig
 

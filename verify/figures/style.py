@@ -30,7 +30,8 @@ import textwrap
 __all__ = ["STYLE", "STYLE_FILE", "VERDICT_COLORS", "VERDICT_WORDS", "QUANTITIES", "A4_WIDTH",
            "A4_HEIGHT", "style", "save", "frame_verdict",
            "legend_below", "source_words", "paper_short", "theorem_short", "case_words",
-           "scrub", "quantity_label", "term_words", "wrap", "suptitle"]
+           "scrub", "quantity_label", "term_words", "wrap", "suptitle", "integer_axes",
+           "PARAM_WORDS"]
 
 #: text width and height of an A4 page with 2.5 cm margins, inches
 A4_WIDTH, A4_HEIGHT = 6.3, 9.7
@@ -53,18 +54,37 @@ STYLE = _read_style(STYLE_FILE)
 #: verdict -> colour; a figure's colours follow the verdict, never a ratio alone
 VERDICT_COLORS = {"holds": "tab:green", "VIOLATED": "tab:red", "not-applicable": "tab:gray",
                   "order-only": "tab:blue", "diverged": "tab:orange", "error": "black",
-                  "supported": "tab:green", "refuted": "tab:red", "inconclusive": "tab:orange"}
+                  "supported": "tab:green", "refuted": "tab:red", "inconclusive": "tab:orange",
+                  "inaccurate": "tab:brown"}
 #: verdict -> what it means, for legends
 VERDICT_WORDS = {"holds": "holds: bound \u2265 measured", "VIOLATED": "VIOLATED: bound < measured",
                  "not-applicable": "not applicable: a precondition fails",
                  "order-only": "order only: O(\u00b7) statement, not judged",
                  "diverged": "diverged: the run blew up", "error": "error",
                  "supported": "supported", "refuted": "refuted",
-                 "inconclusive": "inconclusive: too few seeds to tell"}
+                 "inconclusive": "inconclusive: too few seeds to tell",
+                 "inaccurate": "inaccurate solve: no verdict"}
 
 _ALGOS = {"fedavg": "FedAvg", "fedprox": "FedProx", "fedmax-k": "FedMax(k)", "fedmax": "FedMax",
           "fedsoftmax": "FedSoftMax", "fedau": "FedAU", "beta": "Beta algorithm",
-          "fedworse": "FedWorse", "fedbetter": "FedBetter", "scaffold": "SCAFFOLD"}
+          "fedworse": "FedWorse", "fedbetter": "FedBetter", "scaffold": "SCAFFOLD",
+          "fedsoftworse": "FedSoftWorse", "fedsoftbetter": "FedSoftBetter",
+          "fedbetter-k": "FedBetter(k)", "fedau-known": "FedAU (known p)", "hybrid": "Hybrid",
+          "fedvarp": "FedVARP", "mifa": "MIFA", "fednova": "FedNova", "fedadagrad": "FedAdagrad",
+          "fedadam": "FedAdam", "fedyogi": "FedYogi", "poc": "Power-of-choice",
+          "fedprox-bc": "FedProx (BC)", "fedavg-hetero": "FedAvg (heterogeneous steps)",
+          "average-participating": "average of participants", "average-all": "average of all"}
+#: pieces of a compound rule name ('fedsoftbetteravgsoftworse'), in their paper's spelling
+_PIECES = {"fed": "Fed", "soft": "Soft", "better": "Better", "worse": "Worse", "avg": "Avg",
+           "max": "Max", "prox": "Prox"}
+_COMPOUND = re.compile(r"^fed(?:soft|better|worse|avg|max|prox)+$")
+#: a parameter varied on an axis -> its name in words and symbol
+PARAM_WORDS = {"tau": "local steps per round \u03c4", "T": "rounds T", "t": "round t",
+               "E": "local epochs E", "eta": "step size \u03b7", "lr": "step size \u03b7",
+               "L": "smoothness L", "mu": "strong convexity \u03bc", "zeta": "dissimilarity \u03b6",
+               "K": "cutoff K", "M": "clients M", "N": "clients N", "n_clients": "clients N",
+               "local_steps": "local steps \u03c4", "sigma": "gradient noise \u03c3",
+               "D": "initial distance D", "beta": "\u03b2", "alpha": "\u03b1"}
 _HYPER = {"temperature": "temperature ", "k": "k = ", "a": "\u03b1 = ", "prox": "\u03b1 = ",
           "beta": "\u03b2 = "}
 _GREEK = {"alpha": "\u03b1", "beta": "\u03b2", "gamma": "\u03b3", "eta": "\u03b7", "mu": "\u03bc",
@@ -117,6 +137,7 @@ def save(fig, path, *, close: bool = True, name: str | None = None) -> pathlib.P
     path = pathlib.Path(path)
     stem = path.with_suffix("") if path.suffix in (".png", ".svg") else path
     try:
+        integer_axes(fig)
         record(fig, name or stem.name)
         for suffix in (".png", ".svg"):
             atomic_savefig(fig, stem.with_suffix(suffix), dpi=300, bbox_inches="tight",
@@ -177,6 +198,8 @@ def theorem_short(source: str, n: int = 2) -> str:
 
 
 def _algo(token: str) -> str:
+    if _COMPOUND.match(token):
+        return "".join(_PIECES[p] for p in re.findall("|".join(_PIECES), token))
     for name in sorted(_ALGOS, key=len, reverse=True):
         if token == name or token.startswith(name + "_"):
             rest = token[len(name) + 1:]
@@ -241,16 +264,33 @@ def term_words(name: str) -> str:
 
 
 def suptitle(fig, text: str):
-    """The figure's title in at most two lines at the figure's width: 10 pt, else 9 pt, else
-    cut with an ellipsis (the whole title is kept as ``fig.full_title`` for captions)."""
+    """The figure's title at the figure's width, never cut: two lines at 10 pt, else 9 pt,
+    else three at 8 pt (as many as it needs beyond that; the lint flags more than three). The
+    whole title is kept as ``fig.full_title`` for captions."""
     text = " ".join(str(text).split())
     fig.full_title = text
-    for size, per_char in ((10, 5.8), (9, 5.2)):
+    size, lines = 8, []
+    for size, per_char, most in ((10, 5.8, 2), (9, 5.2, 2), (8, 4.7, 3)):  # noqa: B007
         lines = textwrap.wrap(text, int(fig.get_figwidth() * 72 / per_char))
-        if len(lines) <= 2:
-            return fig.suptitle("\n".join(lines), fontsize=size)
-    lines[1] = textwrap.shorten(" ".join(lines[1:]), len(lines[1]), placeholder=" \u2026")
-    return fig.suptitle("\n".join(lines[:2]), fontsize=9)
+        if len(lines) <= most:
+            break
+    return fig.suptitle("\n".join(lines), fontsize=size)
+
+
+def integer_axes(fig) -> None:
+    """Integer ticks on every linear axis whose plotted data are all integers (rounds,
+    local steps, seeds): no fractional tick on a count."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    from .lint_rules import integer_data
+
+    for ax in fig.axes:
+        for axis, i in ((ax.xaxis, 0), (ax.yaxis, 1)):
+            if axis.get_scale() != "linear" or isinstance(axis.get_major_locator(),
+                                                            FixedLocator):
+                continue
+            if integer_data(ax, i):
+                axis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
 
 
 def wrap(text: str, width: int = 90) -> str:

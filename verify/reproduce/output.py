@@ -150,6 +150,7 @@ def write_item(out, exp, res, cfg, seconds: float, error=None) -> pathlib.Path:
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+        store.unstage(out)
 
 
 def _row(out, e, key):

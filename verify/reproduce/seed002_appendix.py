@@ -250,6 +250,10 @@ def _d3_claims(per, res, names, S):
     return claims, notes
 
 
+_D3_WORDS = {"std_loss": "training loss", "std_train_acc": "training accuracy",
+             "std_test_acc": "test accuracy"}
+
+
 def _d3_figure(res, names, stats):
     """One bar panel per spread statistic, ours vs the paper's."""
     fig, ax = _fig(3, 3.6, 3.2)
@@ -258,7 +262,8 @@ def _d3_figure(res, names, stats):
         ax[0, j].plot(range(len(names)), [PAPER_D3[n][j] / (1 if j == 0 else 100)
                                           for n in names], "k_", ms=14, label="paper")
         ax[0, j].set_xticks(range(len(names)), names, rotation=90)
-        ax[0, j].set_title(k)
+        ax[0, j].set_title(_D3_WORDS[k])
+        ax[0, j].set_ylabel("standard deviation over clients")
     ax[0, 0].legend(fontsize=7)
     return fig
 

@@ -253,6 +253,7 @@ def fig3(cfg) -> Result:
             axes[0, j].plot(np.arange(1, a.shape[1] + 1), a.mean(axis=0),
                             label="FedAvg" if b == 1 else f"β={b}")
         axes[0, j].set_title(f"E = {E}")
+        axes[0, j].set(xlabel="round", ylabel="test accuracy")
         out, dec = against_all(m[1.0], {f"FedAvg - β={b}": m[b] for b in (0.7, 0.5)}, "<",
                                resolution=RES_ACC)
         widths += [d.width for d in dec.values()]
@@ -311,6 +312,7 @@ def fig10(cfg) -> Result:
             "mean_accuracy": float(m[G].mean()), "final_accuracy": float(curve[G][:, -1].mean()),
             "changed_by_clipping": active.get(G, False)} for G in curve]
         axes[0, j].set_title("FedAvg" if b == 1 else f"β = {b}")
+        axes[0, j].set(xlabel="round", ylabel="test accuracy")
         axes[0, j].legend(fontsize=7)
         c, w = _clip_claims("FedAvg" if b == 1 else f"β={b}", m, active)
         claims += c
@@ -339,7 +341,8 @@ def fig12(cfg) -> Result:
                          "final_accuracy": float(a[:, -1].mean())})
             axes[0, j].plot(np.arange(1, a.shape[1] + 1), a.mean(axis=0),
                             label="FedAvg" if b == 1 else f"β={b}")
-        axes[0, j].set_title(f"gamma = {g:g}")
+        axes[0, j].set_title(f"\u03b3 = {g:g}")
+        axes[0, j].set(xlabel="round", ylabel="test accuracy")
     axes[0, 0].legend(fontsize=7)
     big = spikes[1e-1, 0.5]
     out, dec = against_all(big, {"γ=.001 β=.5": spikes[1e-3, 0.5],

@@ -9,9 +9,10 @@ Safety rules:
 
 - :func:`open_out` refuses (``DomainError``, exit 2 at the CLI) a folder holding anything
   boundlab did not write, naming the files; nothing is ever deleted or overwritten that the
-  manifest does not list. Temporary folders of dead runs (``.<slug>.boundlab-tmp-<pid>-*``) are
-  removed first. An item folder that a run renamed into place just before it was killed (before
-  it could list it) is adopted only when its ``done.json`` is valid and its seal covers exactly
+  manifest does not list. Temporary folders of a dead run are removed first, only when the
+  run's lock in the folder proves them its own (:mod:`boundlab._lock`), never by their name.
+  An item folder that a run renamed into place just before it was killed (before it could
+  list it) is adopted only when its ``done.json`` is valid and its seal covers exactly
   the folder's files; leftovers under ``.sweeps/`` of a folder with a manifest are adopted too.
 - ``done.json`` is sealed (:func:`boundlab.integrity.seal`): claim = item id + the
   configuration's key + :func:`~boundlab.integrity.code_version`; payload = its own content,
@@ -47,7 +48,6 @@ from boundlab.integrity import (
 )
 from boundlab.io import (
     MANIFEST,
-    TMP_MARK,
     check_output_dir,
     clean_temps,
     foreign_files,
@@ -58,7 +58,8 @@ from boundlab.io import (
 from .registry import OUTCOMES
 
 __all__ = ["KIND", "ITEM_FILES", "Record", "done", "item_claim", "open_out", "read_item",
-           "replace_file", "replace_item", "sealed_meta", "slug", "stage_item"]
+           "replace_file", "replace_item", "sealed_meta", "slug", "stage_item",
+           "unstage"]
 
 KIND = "reproduce"
 FORMAT = "boundlab-reproduce-item/1"
@@ -240,14 +241,14 @@ def open_out(out, name: str = "out") -> pathlib.Path:
     unknown files: a folder holding files boundlab did not write (see the module doc)."""
     p = pathlib.Path(out).expanduser()
     if p.is_dir() and not p.is_symlink() and read_manifest(p, KIND) is not None:
-        clean_temps(p)
-        unknown = foreign_files(p, KIND)
+        unknown = foreign_files(p, KIND)  # a dead run's leftovers its lock proves: not counted
         if unknown:
             refused = _adoptable(p, unknown)
             if refused:
                 raise _refuse(out, name, refused)
             write_manifest(p, KIND)
     p = check_output_dir(out, name, KIND)
+    clean_temps(p)  # accepted: only now the leftovers go
     p.mkdir(parents=True, exist_ok=True)
     write_manifest(p, KIND)
     return p
@@ -283,13 +284,21 @@ def replace_file(root, rel: str, text: str, name: str = "out") -> pathlib.Path:
 
 
 def stage_item(root, item_id: str) -> pathlib.Path:
-    """A fresh hidden temporary folder for the item (named with TMP_MARK and this pid, so the
-    next run removes it if this process dies)."""
-    from boundlab.io import _umask
+    """A fresh hidden temporary folder for the item, named with this process's mark, which
+    its lock in ``root`` records (so the next run removes it if this process dies)."""
+    from boundlab.io import LOCK, _umask, hold_lock, process_mark
 
-    tmp = tempfile.mkdtemp(prefix=f".{slug(item_id)}{TMP_MARK}{os.getpid()}-", dir=root)
+    hold_lock(pathlib.Path(root) / LOCK)
+    tmp = tempfile.mkdtemp(prefix=f".{slug(item_id)}{process_mark()}", dir=root)
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 -> the mode os.mkdir would give
     return pathlib.Path(tmp)
+
+
+def unstage(root) -> None:
+    """Release the lock :func:`stage_item` took (the item's temporary folder is gone)."""
+    from boundlab.io import LOCK, release_lock
+
+    release_lock(pathlib.Path(root) / LOCK)
 
 
 def replace_item(root, item_id: str, tmp: pathlib.Path, name: str = "out") -> pathlib.Path:
@@ -302,8 +311,9 @@ def replace_item(root, item_id: str, tmp: pathlib.Path, name: str = "out") -> pa
         raise _refuse(root, name, [slug(item_id) + "/"])
     old = None
     if final.exists():
-        old = root / f".{slug(item_id)}{TMP_MARK}{os.getpid()}-old"
-        shutil.rmtree(old, ignore_errors=True)
+        from boundlab.io import process_mark
+
+        old = root / f".{slug(item_id)}{process_mark()}old"
         os.replace(final, old)
     os.replace(tmp, final)
     write_manifest(root, KIND)

@@ -108,6 +108,8 @@ def wc_fedavg_avg_gap(L, eta, tau, zeta, D, T, *, n_clients=2, zeta_at="x*", mod
     if D == 0 and zeta == 0:
         return _zero("fedavg_avg_gap", params, relaxed)
     b = max(D, eta * tau * zeta)  # length unit
+    _check_scales({"eta": eta, "L": L, "zeta": zeta, "D": D}, eta * L, b, b * b, L * b * b,
+                  *([zeta / (L * b)] if zeta else []), *([D / b] if D else []))
     base = {"eta": eta * L, "tau": tau, "n": n, "zeta_at": zeta_at, "zeta": zeta / (L * b)}
     scale = L * b**2
     if mode == "auto":
@@ -158,8 +160,11 @@ def wc_fedavg_plateau(L, eta, tau, zeta, *, n_clients=2, zeta_at="x*", cache=Tru
     relaxed = _relaxed(zeta_at)
     if zeta == 0:
         return _zero("fedavg_plateau", params, relaxed)
+    given = {"eta": eta, "L": L, "zeta": zeta}
+    _check_scales(given, eta * L * tau, eta * eta, zeta * zeta)
     zt = 1.0 / math.sqrt(eta * L * tau)  # normalized zeta: between 1 and 1/(eta L tau), the
     b = zeta / (L * zt)                   # two natural scales (best conditioned in tests)
+    _check_scales(given, zt, b, b * b, L * b * b, L * (eta * tau * zeta) * (eta * tau * zeta))
     base = {"eta": eta * L, "tau": tau, "n": n, "zeta_at": zeta_at, "zeta": zt,
             "metric_scale": 1.0 / (eta * L * tau)}  # the normalized metric is then the constant
     up = _solve({**base, "kind": "lyapunov", "eps": 0.0}, cache, solver)
@@ -170,6 +175,19 @@ def wc_fedavg_plateau(L, eta, tau, zeta, *, n_clients=2, zeta_at="x*", cache=Tru
     rec.detail["constant"] = None if rec.value is None else rec.value / unit
     rec.detail["constant_lower"] = None if rec.lower is None else rec.lower / unit
     return rec
+
+
+def _check_scales(given: dict, *scales) -> None:
+    """Refuse (DomainError naming the most extreme of the ``given`` parameters) values whose
+    scales of the normalized PEP (eta L, the length unit b, L b^2, ...) leave [1e-300, 1e300]:
+    the model would divide by 0 or square an infinity (OverflowError)."""
+    from boundlab.errors import DomainError
+
+    if all(1e-300 <= abs(v) <= 1e300 for v in scales):  # False for nan and inf too
+        return
+    name = max((k for k, v in given.items() if v), key=lambda k: abs(math.log10(given[k])))
+    raise DomainError(name, given[name], "a value whose PEP scales (eta L, tau eta L, the "
+                      "length unit b, L b^2) stay within [1e-300, 1e300] in float64")
 
 
 def quadratic_instance_gap(L, eta, N, D) -> float:

@@ -230,7 +230,9 @@ def test_trace_tables_and_atomic_save(tmp_path, quad):
     back = pd.read_csv(path)
     np.testing.assert_allclose(back["gap"].to_numpy(), f["gap"].to_numpy(), rtol=1e-15)
     tr.save(tmp_path / "steps.csv", what="steps")
-    assert sorted(os.listdir(tmp_path)) == ["steps.csv", "trace.csv"]  # no temp files left
+    names = sorted(os.listdir(tmp_path))  # no temp files left; each file's ownership record
+    assert [n for n in names if not n.endswith(".boundlab.json")] == ["steps.csv", "trace.csv"]
+    assert {".steps.csv.boundlab.json", ".trace.csv.boundlab.json"} <= set(names)
     with pytest.raises(UnknownNameError):
         tr.save(tmp_path / "x.csv", what="nope")
     import importlib.util

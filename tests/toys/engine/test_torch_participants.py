@@ -73,7 +73,9 @@ def test_subset_on_device_is_bit_identical(name, no_host_copies):
     gen = torch.Generator().manual_seed(4)
     sub_g, sub_mb = sub.grads(Ws), sub.minibatch_grads(Ws, gen, 2)
     assert torch.equal(sub_g, full_g[idx])
-    assert torch.equal(sub_mb, full_mb[idx])
+    # the same rows are drawn; the minibatch products of 3 and of 5 clients may take kernels
+    # of other blockings on some CPUs (seen: 2.2e-16 apart on one machine): round-off
+    torch.testing.assert_close(sub_mb, full_mb[idx], rtol=1e-14, atol=1e-15)
     assert not torch.equal(sub_mb, sub_g)  # a real draw
     # a subset of a subset keeps the rows of the full draw
     sub2 = sub.subset(torch.tensor([2]))

@@ -53,18 +53,22 @@ def test_tightness_vary_draws_a_counted_bar(monkeypatch):
     assert "PEP brackets over tau" in drawn and "3/3" in drawn and "(done tau=4)" in drawn
 
 
-@pytest.mark.parametrize("as_json", [True, False])
-def test_tightness_vary_bar_on_a_terminal_off_with_json(as_json, capsys, monkeypatch):
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--json", "--quiet"]])
+def test_tightness_vary_bar_on_a_terminal_off_with_quiet(extra, capsys, monkeypatch):
+    """Issue 31: progress goes to stderr with or without --json (stdout stays one JSON
+    document); --quiet silences it."""
     import sys
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     argv = ["tightness", "drift.plateau", "eta=0.1", "L=1", "zeta=1", "--vary", "tau=1,2",
-            "--cache-only"] + (["--json"] if as_json else [])
+            "--cache-only", *extra]
     status = main(argv)
     std = capsys.readouterr()
     assert status == 0
-    if as_json:
-        assert std.err == "" and len(json.loads(std.out)) == 2
+    if "--json" in extra:
+        assert len(json.loads(std.out)) == 2
+    if "--quiet" in extra:
+        assert std.err == ""
     else:
         assert "PEP brackets over tau" in std.err and "2/2" in std.err
 

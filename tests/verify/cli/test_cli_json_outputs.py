@@ -78,7 +78,7 @@ def test_reproduce_several_items_words_and_comma_lists(tmp_path, fake004, capsys
 
 
 def test_reproduce_json_one_document_with_every_outcome(tmp_path, fake004, capsys):
-    assert _reproduce(tmp_path, "004:fig3", "004:fig2", "--json") == 1
+    assert _reproduce(tmp_path, "004:fig3", "004:fig2", "--json", "--quiet") == 1
     std = capsys.readouterr()
     d = _strict(std.out)
     assert [(i["id"], i["status"]) for i in d["items"]] == [("004:fig3", "matches"),
@@ -89,7 +89,7 @@ def test_reproduce_json_one_document_with_every_outcome(tmp_path, fake004, capsy
     assert d["counts"]["error"] == 1 and d["counts"]["matches"] == 1
     assert d["exit_status"] == 1 and d["size"] == "tiny"
     assert d["report"] == str(tmp_path / "report.md")
-    assert std.err == "error: 004:fig2: ValueError: boom\n"  # stderr keeps its one line
+    assert std.err == "error: 004:fig2: ValueError: boom\n"  # --quiet: only the error line
     # a re-run skips the finished item and reruns the failed one
     assert _reproduce(tmp_path, "004:fig3", "004:fig2", "--json") == 1
     d = _strict(capsys.readouterr().out)

@@ -33,8 +33,8 @@ def _fig(w=4.0, h=3.0):
 
 def test_a_clean_figure_passes():
     fig, ax = _fig()
-    ax.plot([1, 2, 3], [1, 2, 3], label="measured")
-    ax.set(xlabel="round t", ylabel="gap", title="holds")
+    ax.plot([0.1, 0.2, 0.3], [1.5, 2.2, 3.1], label="measured")
+    ax.set(xlabel="step size \u03b7", ylabel="gap", title="holds")
     fig.legend(loc="outside lower center")
     assert lint(fig) == []
 
@@ -88,8 +88,8 @@ def test_a_legend_entry_not_drawn_is_found():
 
 def test_values_dropped_on_a_log_axis_are_found():
     fig, ax = _fig()
-    ax.plot([1, 2, 3], [1.0, -0.5, 0.0], label="a term negative somewhere")
-    ax.set_yscale("log")
+    ax.plot([0.1, 0.2, 0.3], [1.0, -0.5, 0.0], label="a term negative somewhere")
+    ax.set(yscale="log", xlabel="step size \u03b7", ylabel="gap")
     assert lint(fig) == ['log y axis drops 2 value(s) <= 0 of "a term negative somewhere"']
 
 
@@ -100,10 +100,10 @@ def test_a_log_axis_stretched_by_a_numerical_zero_is_found():
     assert any("log y axis spans" in p and "decades" in p for p in lint(fig))
 
 
-def test_a_title_of_three_lines_is_found():
+def test_a_title_of_four_lines_is_found():
     fig, ax = _fig()
-    fig.suptitle("one\ntwo\nthree")
-    assert any("title of 3 lines" in p for p in lint(fig))
+    fig.suptitle("one\ntwo\nthree\nfour")
+    assert any("title of 4 lines" in p for p in lint(fig))
 
 
 def test_record_reports_only_when_asked(tmp_path, monkeypatch):
@@ -188,7 +188,8 @@ def test_the_tightness_bracket_figure_passes_the_lint(tmp_path):
 
 
 def test_theory_vs_measured_with_a_negative_term_passes_the_lint():
-    """A term < 0 somewhere is drawn on a symmetric-log axis, never dropped."""
+    """A term < 0 somewhere is drawn as its magnitude on a log axis with the sign marked
+    (never a symmetric-log axis, never dropped)."""
     import pandas as pd
 
     from verify.figures import theory_vs_measured
@@ -198,5 +199,6 @@ def test_theory_vs_measured_with_a_negative_term_passes_the_lint():
                        "term_correction": -0.5 / t, "verdict": "holds"})
     df["bound_value"] = df["term_speed"] + df["term_correction"]
     fig = theory_vs_measured(df)
-    assert fig.axes[0].get_yscale() == "symlog"
+    assert fig.axes[0].get_yscale() == "log"
+    assert any(ln.get_marker() == "v" for ln in fig.axes[0].lines)
     assert lint(fig) == []

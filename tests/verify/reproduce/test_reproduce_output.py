@@ -45,8 +45,9 @@ def fake004(monkeypatch):
     return reg
 
 
-def _cli(out, *extra):
-    return main(["reproduce", *extra, "--size", "tiny", "--backend", "numpy", "--out", str(out)])
+def _cli(out, *extra):  # --quiet: stderr holds the error lines only (no progress lines)
+    return main(["reproduce", *extra, "--size", "tiny", "--backend", "numpy", "--out", str(out),
+                 "--quiet"])
 
 
 def test_a_failing_item_is_reported_and_the_others_run(tmp_path, fake004, capsys):
@@ -102,6 +103,15 @@ def test_temp_folders_of_a_killed_run_are_removed_and_never_read(tmp_path, fake0
     stale = tmp_path / f".004-fig5{TMP_MARK}{_dead_pid()}-old"
     stale.mkdir()
     (stale / "section.md").write_text("## forged")
+    # issue 31: a folder merely *named* like a dead run's is not provably boundlab's: the
+    # output folder is refused, naming it, and nothing is deleted (the killed run's own
+    # temporary folder, which its lock proves, neither: never in a folder that is refused)
+    assert _cli(tmp_path, "004:fig3") == 2
+    assert (stale / "section.md").read_text() == "## forged"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".004-fig4")] == left
+    import shutil
+
+    shutil.rmtree(stale)  # the user's decision
     assert _cli(tmp_path, "004:fig3") == 0
     assert not [p for p in tmp_path.iterdir() if TMP_MARK in p.name]
     assert "forged" not in (tmp_path / "report.md").read_text()
