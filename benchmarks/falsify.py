@@ -4,7 +4,10 @@ Before: :func:`verify.worst_instance` (one ``toys.run`` per instance). After: th
 engine of :func:`verify.falsify` (a whole population per run), at the same sizes (3 clients,
 dimension 2, tau = 10 local steps, T = 20 rounds: the worst-instance search of
 ``drift.fedavg_convex``), then :func:`verify.falsify` end to end on a user bound of gradient
-descent. Prints the load average: timings on a loaded machine are not comparable.
+descent. Then the three ways of running the same populations (issue 30): the old batched
+engine (verify/falsify/engine.py), the toys engine's population axis (toys.run_many, what
+falsify now searches on) and FedAvg written out in plain numpy (the floor). Prints the load
+average: timings on a loaded machine are not comparable.
 
 Run: ``python -m benchmarks falsify [--quick]``
 """
@@ -63,6 +66,79 @@ def after(population: int, repeats: int) -> float:
     return rate
 
 
+T_B, TAU_B = 20, 10
+
+
+def _population(population, rng):
+    from verify.falsify.families import Spec, get_family
+
+    spec = Spec(L=1.0, mu=0.0, D=1.0, n_clients=3, dim=2)
+    fam = get_family("quadratic")
+    Z = rng.uniform(-1, 1, (population, fam.n_vars(spec)))
+    eta = 0.25 * 20.0 ** (-rng.uniform(0, 1, population))
+    return fam.stack(Z, spec), eta
+
+
+def _old(st, eta):
+    from verify.falsify.engine import run_batched
+
+    return run_batched(st, st.x0, eta, rounds=T_B, tau=TAU_B)
+
+
+def _new(st, eta):
+    import toys
+    from verify.falsify.population import FamilyPopulation, quantities
+
+    pop = FamilyPopulation(st)
+    res = toys.run_many(pop, "fedavg", rounds=T_B, seeds=0, local_steps=TAU_B,
+                        vary={"lr": eta})
+    return quantities(res, pop.p)
+
+
+def _plain(st, eta):
+    """FedAvg written out on the stacked arrays with the shadow gaps the bound's left-hand
+    side needs (the floor numpy allows for this search)."""
+    p, x = np.asarray(st.p, dtype=float), np.array(st.x0, dtype=float)
+    P, N = x.shape[0], p.shape[-1]
+    shadow = np.zeros(P)
+    for _ in range(T_B):
+        X = np.repeat(x[:, None, :], N, axis=1)
+        W, xbar = X, x
+        for _ in range(TAU_B):
+            W = W - eta[:, None, None] * st.grads(W)
+            xbar = x + np.matmul(p, W - X)
+            shadow += st.losses(np.repeat(xbar[:, None, :], N, axis=1)) @ p - st.F_star
+        x = xbar
+    return {"avg_shadow_gap": shadow / (T_B * TAU_B)}
+
+
+def engines(population: int, repeats: int) -> dict:
+    """Instance evaluations per second of the three ways on the same populations, the
+    measured side judged by ``drift.fedavg_convex``; interleaved, medians."""
+    import boundlab
+    from verify.falsify.judge import judge
+
+    bound = boundlab.get("drift.fedavg_convex")
+    scal = {"D": 1.0, "tau": TAU_B, "T": T_B, "sigma": 0.0, "M": 3, "L": 1.0, "zeta": 0.5}
+    rng = np.random.default_rng(0)
+    rates = {"old engine (verify/falsify/engine.py)": [], "toys.run_many": [],
+             "plain numpy": []}
+    for _ in range(repeats):
+        st, eta = _population(population, rng)
+        for name, fn in zip(rates, (_old, _new, _plain)):
+            t0 = time.perf_counter()
+            q = fn(st, eta)
+            if "gap" in q:
+                judge(bound, q, scal, {"eta": eta})
+            else:
+                bound.evaluate(**scal, eta=eta)
+            rates[name].append(population / (time.perf_counter() - t0))
+    out = {k: float(np.median(v)) for k, v in rates.items()}
+    for k, v in out.items():
+        print(f"engines  {k:38s} population {population:5d}  {v:9.1f} / s")
+    return out
+
+
 def end_to_end(budget: int) -> float:
     import boundlab
     import verify
@@ -102,8 +178,12 @@ def main(argv=None) -> int:
     for _ in range(repeat):  # interleaved, so a change of machine load hits both alike
         befores.append(before(40 if args.quick else 200))
         afters.append(after(256 if args.quick else 1024, 1 if args.quick else 4))
+    three = engines(256 if args.quick else 1024, repeat)
     end_to_end(200 if args.quick else 4000)
     b, a = float(np.median(befores)), float(np.median(afters))
     print(f"medians: before {b:.1f} / s, after {a:.1f} / s; speed-up of the batched engine: "
           f"{a / b:.0f}x (target 50x)   {_load()}")
+    old, new, plain = three.values()
+    print(f"engines: toys.run_many {new / old:.2f}x the old engine's rate (target >= 1), "
+          f"plain numpy {plain / new:.2f}x toys.run_many's (target <= 3)   {_load()}")
     return 0

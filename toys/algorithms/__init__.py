@@ -44,7 +44,7 @@ Example: a weight rule of your own (weights ∝ p * loss over the participants)
 from __future__ import annotations
 
 from .base import Algorithm, Setup, bind, hyper_names
-from .registry import ALGORITHMS, COMPARISONS, get, names
+from .registry import ALGORITHMS, COMPARISONS, get, names, register, unregister
 
 __all__ = ["ALGORITHMS", "Algorithm", "COMPARISONS", "Setup", "bind", "get", "hyper_names",
-           "names"]
+           "names", "register", "unregister"]

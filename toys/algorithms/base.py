@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from boundlab.errors import DomainError, UnknownNameError
 
-__all__ = ["Algorithm", "Setup", "bind", "hyper_names"]
+__all__ = ["Algorithm", "Setup", "bind", "bind_check", "hyper_names"]
 
 # common hyper-parameters first, in this order, in every listing
 _ORDER = ("lr", "local_steps", "server_lr", "batch_size", "prox")
@@ -121,6 +121,17 @@ def hyper_names(algorithm: Algorithm) -> tuple[str, ...]:
                                              seen.index(n))))
 
 
+def bind_check(algorithm: Algorithm) -> None:
+    """Every piece has ``init`` and ``update`` (the protocols of :mod:`toys.algorithms`)."""
+    for role in ("client", "weights", "server"):
+        piece = getattr(algorithm, role)
+        for method in ("init", "update"):
+            if not callable(getattr(piece, method, None)):
+                raise DomainError(f"algorithm.{role}", piece,
+                                  f"an object with init() and update() (the {role} protocol "
+                                  "of toys.algorithms)")
+
+
 def bind(algorithm: Algorithm, hyper: dict, setup: Setup) -> Algorithm:
     """``algorithm`` with every piece's hyper-parameters bound (validated before any work).
 
@@ -147,14 +158,10 @@ prox, K
             if key in _SYMBOLS:
                 what += f" (paper symbol {key!r} is {_SYMBOLS[key]})"
             raise UnknownNameError(what, key, valid)
+    bind_check(algorithm)
     pieces = {}
     for role in ("client", "weights", "server"):
         piece = getattr(algorithm, role)
-        for method in ("init", "update"):
-            if not callable(getattr(piece, method, None)):
-                raise DomainError(f"algorithm.{role}", piece,
-                                  f"an object with init() and update() (the {role} protocol "
-                                  "of toys.algorithms)")
         if callable(getattr(piece, "bind", None)):
             piece = piece.bind(hyper, setup)
         pieces[role] = piece

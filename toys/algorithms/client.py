@@ -155,7 +155,8 @@ def participants_update(oracle, x, lrs, rng, mask, batch_size=None, prox: float 
         W0 = broadcast_rows(x, N) if W0 is None else W0  # absent rows are put back at x
         W = local_update(oracle, x, lrs, rng, batch_size, prox, beta, U, observer, G0, W0,
                          steps, shift)
-        return array_namespace(W).where(mask[..., None], W, W0)
+        xp = array_namespace(W)
+        return W if bool(xp.all(mask)) else xp.where(mask[..., None], W, W0)
     n_part = count(mask)
     subset = getattr(oracle, "subset", None)
     idx = _nonzero(mask) if n_part < N and callable(subset) else None

@@ -43,7 +43,7 @@ Example
 
 from __future__ import annotations
 
-from boundlab.errors import UnknownNameError
+from boundlab.errors import DomainError, UnknownNameError
 
 from .adaptive import AdaptiveStep
 from .base import Algorithm
@@ -56,7 +56,7 @@ from .selection import PowerOfChoice
 from .server import FedVarpStep, MIFAStep, WeightedStep
 from .weights import Anneal, FedAvgWeights, Hybrid, LossWeighted, MaskedP, ScaledParticipating
 
-__all__ = ["ALGORITHMS", "COMPARISONS", "get", "names"]
+__all__ = ["ALGORITHMS", "COMPARISONS", "get", "names", "register", "unregister"]
 
 _BM = "(BM)"
 _DESCRIPTIONS = {
@@ -135,6 +135,45 @@ def _pieces(name: str):
     return table[name]
 
 
+_USER: dict = {}
+"""name -> a user's composed :class:`~toys.algorithms.Algorithm` (:func:`register`)."""
+
+
+def register(algorithm: Algorithm) -> Algorithm:
+    """File a composed algorithm under its ``name`` so that everything that takes an
+    algorithm name (``toys.run``, ``toys.run_many``, a bound registered with
+    ``boundlab.register(b, algorithm=name)`` and searched by ``verify.falsify``) runs it. A
+    built-in name, or a name filed for another algorithm, is refused.
+
+    >>> import dataclasses
+    >>> mine = register(dataclasses.replace(get("fedavg"), name="mine-fedavg"))
+    >>> get("mine-fedavg") is mine, "mine-fedavg" in names()
+    (True, True)
+    >>> unregister("mine-fedavg")
+    """
+    from .base import bind_check
+
+    if not isinstance(algorithm, Algorithm):
+        raise DomainError("algorithm", algorithm, "a toys.Algorithm (name, client, weights, "
+                                                  "server)")
+    name = algorithm.name
+    if not isinstance(name, str) or not name or name in ALGORITHMS:
+        raise DomainError("algorithm.name", name, "a new name (not a built-in algorithm's)")
+    if _USER.get(name, algorithm) is not algorithm:
+        raise DomainError("algorithm.name", name, "a name not filed for another algorithm "
+                                                  "(unregister it first)")
+    bind_check(algorithm)
+    _USER[name] = algorithm
+    return algorithm
+
+
+def unregister(name: str) -> None:
+    """Remove a user's algorithm filed by :func:`register` (built-ins stay)."""
+    if name not in _USER:
+        raise UnknownNameError("registered algorithm", name, sorted(_USER))
+    del _USER[name]
+
+
 def get(name: str) -> Algorithm:
     """The built-in algorithm ``name`` as an :class:`~toys.algorithms.Algorithm` (unbound
     pieces: the hyper-parameters come with ``toys.run``).
@@ -149,8 +188,10 @@ average-participating, beta, fedadagrad, fedadam, fedau, fedau-known, fedavg, fe
 fedbetter, fedbetter-k, fedmax, fedmax-k, fednova, fedprox, fedprox-bc, fedsoftbetter, \
 fedsoftmax, fedvarp, fedyogi, hybrid, mifa, poc, scaffold
     """
+    if isinstance(name, str) and name in _USER:
+        return _USER[name]
     if not isinstance(name, str) or name not in ALGORITHMS:
-        raise UnknownNameError("algorithm", name, sorted(ALGORITHMS))
+        raise UnknownNameError("algorithm", name, sorted(ALGORITHMS) + sorted(_USER))
     client, weights, server = _pieces(name)
     return Algorithm(name, client, weights, server, ALGORITHMS[name])
 
@@ -161,4 +202,4 @@ def names() -> list[str]:
     >>> names()[:2]
     ['anneal', 'average-all']
     """
-    return sorted(ALGORITHMS)
+    return sorted(ALGORITHMS) + sorted(_USER)

@@ -178,7 +178,8 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star):
     """The per-step measurements after local steps: ``Ws``, ``Gs`` (..., N, d) the clients'
     iterates and gradients (leading axes: the steps of a round for :func:`toys.run`, the
     instances of a population for :func:`toys.run_many`), ``a_v`` (..., N) or (N,) the
-    virtual average's weights, ``mask`` the participants, ``n_part`` their number. Returns
+    virtual average's weights, ``mask`` the participants (None: all), ``n_part`` their number.
+    Returns
     (the virtual averages wbar (..., d), {row: values (...)}) for the rows DMAX, DSUM, DMEAN
     (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2. One
     implementation for both engines, written so that each step / instance gets the bits of
@@ -186,11 +187,12 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star):
     xp = array_namespace(Ws)
     wbar = wsum(a_v, Ws)
     dn = sqnorm_rows(Ws - wbar[..., None, :])
-    dn_p = xp.where(mask, dn, 0.0)
+    dn_p = dn if mask is None else xp.where(mask, dn, 0.0)  # None: every client takes part
     rows = {DMAX: xp.max(dn_p, axis=-1), DSUM: xp.sum(dn_p, axis=-1)}
     rows[DMEAN] = rows[DSUM] / n_part
     rows[DISC] = wdot(a_v, dn)
-    rows[G2] = xp.max(xp.where(mask, sqnorm_rows(Gs), 0.0), axis=-1)
+    g2 = sqnorm_rows(Gs)
+    rows[G2] = xp.max(g2 if mask is None else xp.where(mask, g2, 0.0), axis=-1)
     if x_star is not None:
         dx = wbar - x_star
         rows[DIST2] = xp.sum(dx * dx, axis=-1)

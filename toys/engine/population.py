@@ -143,7 +143,9 @@ def run_many(problems, algorithm, *, rounds: int, seeds, participation="full", x
 
 # --------------------------------------------------------------------------- validation
 def _seeds(seeds, B):
-    vals = [seeds] * B if isinstance(seeds, (int, np.integer)) else list(seeds)
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        return [check_int("seeds", seeds, lo=0)] * B
+    vals = list(seeds)
     if len(vals) != B:
         raise DomainError("seeds", f"{len(vals)} seeds", f"one int or {B} ints (one per problem)")
     return [check_int("seeds", s, lo=0) for s in vals]
@@ -329,21 +331,25 @@ class _Steps:
         self.ctx, self.r, self.x, self.mask = ctx, r, x, mask
         self.a_v = normalise(xp.where(mask, coef, 0.0))  # the virtual average's weights
         self.some = mask_np.any(axis=1)
+        self.all = bool(mask_np.all())  # every client of every instance: no masking
         self.n_part = ctx.ops.asarray(mask_np.sum(axis=1).astype(float))
         self.buf = ctx.ops.full((ctx.B, N_ROWS, ctx.tau), math.nan)
+        self.buf[:, LR] = ctx.ops.asarray(ctx.lrs[:, r * ctx.tau:(r + 1) * ctx.tau])
 
     def __call__(self, k, W, G, lr):
-        ctx, m = self.ctx, self.mask[..., None]
-        xp = array_namespace(W)
-        W = xp.where(m, W, self.x[..., None, :])
-        G = xp.where(m, G, 0.0)
-        wbar, rows = step_values(self.a_v, W, G, self.mask, self.n_part, ctx.x_star)
+        ctx = self.ctx
+        if not self.all:
+            m = self.mask[..., None]
+            xp = array_namespace(W)
+            W = xp.where(m, W, self.x[..., None, :])
+            G = xp.where(m, G, 0.0)
+        mask = None if self.all else self.mask
+        wbar, rows = step_values(self.a_v, W, G, mask, self.n_part, ctx.x_star)
         for row, v in rows.items():
             self.buf[:, row, k] = v
         _, gap, _ = loss_values(ctx.p, ctx.oracle.losses(wbar), wbar, ctx.x_star, ctx.F_star,
                                 summed=True)
         self.buf[:, SHADOW, k] = gap
-        self.buf[:, LR, k] = ctx.ops.asarray(ctx.lrs[:, self.r * ctx.tau + k])
         if ctx.record == "step":  # ||grad F||^2 at the virtual averages (grad_norms_at's)
             self.buf[:, GN, k] = grad_values(ctx.p, ctx.oracle.grads(wbar))[0]
 
@@ -379,8 +385,8 @@ def _state(ctx, S, j, x, L, G, deferred):
     functions; ``deferred`` (B,): the instances whose toys.run would evaluate F with a batch
     of points, :mod:`toys.engine.settle`)."""
     xp = array_namespace(L)
-    F, gap, dist2 = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star)
-    if deferred.any():
+    F, gap, dist2 = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star, summed=deferred.all())
+    if deferred.any() and not deferred.all():  # some of each: both forms, per instance
         F_sum, gap_sum, _ = loss_values(ctx.p, L, x, ctx.x_star, ctx.F_star, summed=True)
         on = ctx.ops.asbool(deferred)
         F, gap = xp.where(on, F_sum, F), xp.where(on, gap_sum, gap)

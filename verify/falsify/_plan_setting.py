@@ -60,15 +60,21 @@ def declared(bound, algorithm, function_class):
     if bound.lhs not in LHS:
         raise NotApplicable(f"lhs {bound.lhs!r} is not measured by falsify yet (measured: "
                             f"{', '.join(LHS)})")
-    if algo not in ALGORITHMS:
-        raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} so "
-                            "far (register the bound with one of them); no other algorithm "
-                            "is run in its place")
+    if algo not in ALGORITHMS and algo not in _toys_names():
+        raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} and "
+                            "every algorithm of toys.algorithms.names() (register the bound "
+                            "with one of them); no other algorithm is run in its place")
     if fclass not in CLASSES:
         raise NotApplicable(f"function_class {fclass!r}: register the bound with one of "
                             f"{', '.join(CLASSES)}")
     check_no_pinned_setting(bound)
     return algo, fclass
+
+
+def _toys_names() -> list:
+    import toys
+
+    return toys.algorithms.names()
 
 
 def spec_of(s: dict, algo: str, fclass: str) -> Spec:

@@ -103,6 +103,8 @@ def hyper_grid(algorithm: str, setting: dict, L: float, D: float = 1.0) -> tuple
     popped from ``setting`` when it gives one, and the names that scale with L and D (a
     searched alpha, temperature). Raises ValueError naming a value outside its domain."""
     h = HYPER.get(algorithm)
+    if h is None and algorithm not in ALGORITHMS:  # any algorithm of toys.algorithms: its
+        return (_toys_hyper(algorithm, setting),), ()  # hyper-parameters from the setting
     if h is None:
         return ({},), ()
     given = [k for k in h.aliases if k in setting]
@@ -117,6 +119,19 @@ def hyper_grid(algorithm: str, setting: dict, L: float, D: float = 1.0) -> tuple
         return ({h.name: v},), ()
     scale = L ** h.units[0] * D ** h.units[1]
     return tuple({h.name: g * scale} for g in h.grid), ((h.name,) if h.units != (0, 0) else ())
+
+
+#: the run settings falsify searches itself (the step, the local steps) or does not batch
+_SEARCHED = ("lr", "local_steps", "batch_size")
+
+
+def _toys_hyper(algorithm: str, setting: dict) -> dict:
+    """The hyper-parameters of a toys algorithm that the setting gives (popped; numbers or
+    tuples of numbers), validated when the run binds them (``toys.run``'s domains)."""
+    import toys
+
+    names = toys.algorithms.hyper_names(toys.algorithms.get(algorithm))
+    return {k: setting.pop(k) for k in names if k in setting and k not in _SEARCHED}
 
 
 def notes(algorithm: str, grid: tuple, scaled: tuple) -> list:
@@ -152,7 +167,7 @@ def toys_call(algorithm: str, hyper: dict, n_clients: int) -> tuple:
     if algorithm == "fedau":  # lr = gamma, server_lr = eta: per instance (algorithms_fedau)
         K = float(hyper["K"])
         return "fedau", {"K": None if np.isinf(K) else int(K)}
-    raise KeyError(algorithm)
+    return algorithm, dict(hyper)  # any other algorithm of toys.algorithms, as it is
 
 
 def bm_gamma(L: float, mu: float, p_min: float, E: int) -> float:

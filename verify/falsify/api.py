@@ -244,7 +244,25 @@ def _strict(v):
     return json_safe(v)
 
 
-def _check_inputs(bound, budget, seed, families, setting):
+def _algorithm_hyper(bound, algorithm) -> set:
+    """The hyper-parameter names of the toys algorithm the bound is searched on (a setting
+    may give them: ``server_lr=`` for FedAdam ...); empty for falsify's own algorithms."""
+    import boundlab
+    import toys
+
+    from .algorithms import ALGORITHMS
+
+    try:
+        algorithm = boundlab.registry.meta(bound.id).get("algorithm") or algorithm
+    except Exception:  # noqa: BLE001 - not registered: the algorithm= argument
+        pass
+    if not isinstance(algorithm, str) or algorithm in ALGORITHMS \
+            or algorithm not in toys.algorithms.names():
+        return set()
+    return set(toys.algorithms.hyper_names(toys.algorithms.get(algorithm)))
+
+
+def _check_inputs(bound, budget, seed, families, setting, algorithm=None):
     import boundlab
 
     bound = boundlab.registry.resolve(bound)  # its own expression; a clashing id is refused
@@ -263,7 +281,7 @@ def _check_inputs(bound, budget, seed, families, setting):
         for f in families:
             if f not in family_names():
                 raise UnknownNameError("search family", f, family_names())
-    names = set(bound.params) | set(bound.extra_params)
+    names = set(bound.params) | set(bound.extra_params) | _algorithm_hyper(bound, algorithm)
     for k, v in setting.items():
         if k not in _SETTING and k not in names:
             raise UnknownNameError("falsify setting", k, sorted({*_SETTING, *names}))
@@ -346,7 +364,8 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     for k, v in how.items():
         if v is not None and not isinstance(v, str):
             raise DomainError(k, v, "a name (str)")
-    bound, families = _check_inputs(bound, budget, seed, families, setting)
+    bound, families = _check_inputs(bound, budget, seed, families, setting,
+                                    how["algorithm"])
     _check_executor(executor, scheduler)
     import boundlab
 

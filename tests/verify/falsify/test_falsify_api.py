@@ -125,7 +125,7 @@ def test_gd_bound_runs_gd_not_fedavg_e2(register):
 
 
 @pytest.mark.parametrize("kw,reason", [
-    ({"algorithm": "scaffold"}, "algorithm 'scaffold'"),
+    ({"algorithm": "fedsgd"}, "algorithm 'fedsgd'"),  # no such algorithm in toys
     ({"function_class": None}, "function_class"),
     ({"lhs": "next_sq_dist"}, "not measured by falsify"),
     ({"algorithm": "fedavg", "params": ("L", "D", "T", "Gamma")}, "heterogeneity"),
@@ -233,3 +233,17 @@ def test_an_unregistered_bound_object_is_falsified_with_its_algorithm_and_class(
     assert no.verdict == "not-applicable" and "register" in no.reason
     with pytest.raises(DomainError, match="algorithm"):
         verify.falsify("drift.plateau", budget=10, algorithm="gd")
+
+
+def test_any_toys_algorithm_is_searched_with_its_hyper_parameters(register):
+    """A bound on FedAdam (not one of falsify's own algorithms): searched on the toys engine
+    with the server hyper-parameters the setting gives; the false one is caught, with a
+    replayed instance, and a generous one holds."""
+    bid = register("t.fedadam_fast", L * D**2 / (50 * T**2), params=("L", "D", "T"),
+                   algorithm="fedadam", lhs="final_gap")
+    res = _falsify(bid, budget=40, server_lr=0.05, beta1=0.5)
+    assert res.verdict == "VIOLATED" and res.instance.replay() > 1
+    assert res.instance.run["algorithm"] == "fedadam"
+    bid = register("t.fedadam_slack", 1e6 * L * D**2 / T, params=("L", "D", "T"),
+                   algorithm="fedadam", lhs="final_gap")
+    assert _falsify(bid, budget=20, server_lr=0.05).verdict == "holds"
