@@ -188,7 +188,8 @@ def atomic_write_bytes(path, data: bytes, *, name: str | None = None,
     return pathlib.Path(path)
 
 
-def atomic_savefig(fig, path, **kwargs) -> pathlib.Path:
+def atomic_savefig(fig, path, *, name: str | None = None, owned: bool = False,
+                   **kwargs) -> pathlib.Path:
     """``fig.savefig`` to ``path`` atomically (format from the suffix).
 
     >>> import matplotlib; matplotlib.use("Agg")
@@ -199,7 +200,7 @@ def atomic_savefig(fig, path, **kwargs) -> pathlib.Path:
     >>> plt.close(fig)
     """
     path = pathlib.Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, name=name, owned=owned) as tmp:  # owned: a single-file output
         fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **kwargs)
     return path
 

@@ -79,3 +79,16 @@ def test_vary_and_plot(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["params"]["tau"] for r in rows] == [1, 2] and png.exists()
     assert png.with_suffix(".svg").exists()  # 300 dpi PNG + SVG, as every figure
+
+
+def test_plot_never_replaces_a_users_file_and_replaces_its_own(tmp_path, capsys):
+    png = tmp_path / "b.png"
+    argv = ["tightness", "drift.plateau", "eta=0.1", "L=1", "zeta=1", "--vary", "tau=1,2",
+            "--plot", str(png), "--json"]
+    png.write_bytes(b"my own figure")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--plot" in err and "b.png" in err and png.read_bytes() == b"my own figure"
+    png.unlink()
+    assert main(argv) == 0 and png.exists()
+    assert main(argv) == 0  # boundlab's own figure, unchanged: replaced

@@ -70,7 +70,7 @@ from .measure import (
     loss_values,
     step_values,
 )
-from .rounds import DIVERGENCE
+from .rounds import DIVERGENCE, _weights
 from .settle import round_summaries
 from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS, Trace, virtual_grad_norm2
 
@@ -260,7 +260,7 @@ def _loop(ctx) -> dict:
     st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
                          server=algo.server.init(x, N), prev_end=None,
                          procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)],
-                         buffers={})
+                         buffers={"ALPHA": out["ALPHA"]})
     if callable(getattr(algo.weights, "omega", None)):
         st.buffers["OMEGA"] = out["OMEGA"] = ops.full((R, B, N), math.nan)
     for r in range(R):
@@ -303,8 +303,7 @@ def _round(ctx, st, out, r, x, mask_np):
         _state(ctx, out["S"], r, x, L, G, deferred)
     elif getattr(algo.weights, "needs_losses", True):
         L = orc.losses(x)
-    coef = _weights(ctx, st, r, L, mask)
-    out["ALPHA"][r] = coef
+    coef = _weights(ctx, st, r, L, mask)  # toys.run's (ALPHA, and OMEGA when the rule has one)
     obs = _Steps(ctx, r, x, coef, mask, mask_np) if ctx.record in ("round", "step") else None
     W, st.client = algo.client.update(st.client, x=x, oracle=orc, round=r, rng=None,
                                       mask=mask, start=W0, grads=G, observer=obs)
@@ -365,19 +364,6 @@ class _Steps:
                 out["RB"][ROUND.index(name), r] = xp.where(some, v, math.nan)
         if "BS" in out:
             out["BS"][r] = xp.where(some[:, None, None], self.buf[:, :N_STEP], math.nan)
-
-
-def _weights(ctx, st, r, L, mask):
-    rule = ctx.algo.weights
-    losses = L
-    if getattr(rule, "loss_point", "global") == "local_end" and st.prev_end is not None:
-        W_end, m_prev = st.prev_end
-        losses = array_namespace(L).where(m_prev, ctx.oracle.losses(W_end), L)
-    if "OMEGA" in st.buffers:  # FedAU's omega before the round's update (toys.run's rule)
-        om = rule.omega(st.weights)
-        st.buffers["OMEGA"][r] = 1.0 if om is None else ctx.ops.asarray(om)
-    coef, st.weights = rule.update(st.weights, losses=losses, p=ctx.p, mask=mask, round=r)
-    return coef
 
 
 def _state(ctx, S, j, x, L, G, deferred):

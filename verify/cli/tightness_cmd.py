@@ -91,7 +91,7 @@ def _run(args) -> int:
         if args.plot and any(r is not None for r in rows):
             from verify.tightness.plots import plot_brackets
 
-            plot_brackets(rows, name, args.plot)
+            plot_brackets(rows, name, args.plot, requested=values, option="--plot")
         if args.json:
             print(json.dumps([_json(r) for r in rows]))
         else:

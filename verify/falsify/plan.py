@@ -248,13 +248,32 @@ class Plan:
             return eta0, eta0
         if self.step_name is None:
             return self.step_fixed, self.step_fixed
+        key = self._range_key(T, tau)
+        if key is not None and key in _RANGES:  # the same statement and settings: the same
+            return _RANGES[key]                  # exact bisection (every family, every group)
         hi = eta_max(self, T, tau)
         lo = hi / 20.0
         if not feasible(self, T, tau, lo):  # a lower bound on the step (a pinned step)
             lower = [v for v in step_sides(self, T, tau) if lo < v <= hi
                      and feasible(self, T, tau, v)]
             lo = min(lower) if lower else hi
+        if key is not None:
+            if len(_RANGES) >= _RANGES_MAX:
+                _RANGES.clear()
+            _RANGES[key] = (lo, hi)
         return lo, hi
+
+    def _range_key(self, T: int, tau: int):
+        """What :meth:`eta_range` depends on (the bound's statement, the scalars, the step's
+        name), or None when a value is not hashable."""
+        b = self.bound
+        try:
+            key = (b.id, str(b.expr), str(b.preconditions), self.step_name, int(T), int(tau),
+                   tuple(sorted(self.scalars(T, tau).items())))
+            hash(key)
+        except TypeError:
+            return None
+        return key
 
     def scalars(self, T: int, tau: int) -> dict:
         """The parameters known before a run (constants, run settings, the setting)."""
@@ -271,6 +290,10 @@ class Plan:
         out.update(self.hyper)
         out.update(self.fixed)
         return out
+
+
+_RANGES: dict = {}
+_RANGES_MAX = 4096  # step ranges kept per process (:meth:`Plan.eta_range`)
 
 
 def make_plan(bound, setting: dict, algorithm=None, function_class=None,

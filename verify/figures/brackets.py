@@ -58,15 +58,18 @@ def figure_verdict(states) -> str:
     return "holds" if states == {"holds"} else "inconclusive"
 
 
-def plot_brackets(rows, vary, path, *, title=None, requested=None) -> pathlib.Path:
+def plot_brackets(rows, vary, path, *, title=None, requested=None,
+                  option=None) -> pathlib.Path:
     """Plot a grid of brackets (from :func:`bracket_grid`) to ``path`` and its sibling: 300 dpi
     PNG and SVG (``plateau.png`` or ``plateau.svg`` writes both), each atomically, through
     :func:`verify.figures.save`, in the house style: A4 text width, fonts >= 8 pt, the title
     in words (paper and theorem), the legends beside each panel, the panels framed in the
     colour of what the points support (:func:`figure_verdict`). ``requested``: the values of
     ``vary`` asked for, one per row (default: ``rows.requested`` when :func:`bracket_grid`
-    made the rows); rows that are ``None`` are listed as missing. Returns the file named by
-    ``path`` (the PNG when ``path`` has neither suffix)."""
+    made the rows); rows that are ``None`` are listed as missing. ``option``: ``path`` is a
+    user's file named by this option (``--plot``): what is there is replaced only if boundlab
+    wrote it (:func:`verify.figures.save`). Returns the file named by ``path`` (the PNG when
+    ``path`` has neither suffix)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -96,7 +99,7 @@ def plot_brackets(rows, vary, path, *, title=None, requested=None) -> pathlib.Pa
         fig.data_verdicts, fig.missing_points = set(states), list(missing)
         integer_axes(fig)
         path = pathlib.Path(path)
-        png = save(fig, path)  # closes the figure
+        png = save(fig, path, option=option)  # closes the figure
     return path if path.suffix == ".svg" else png
 
 

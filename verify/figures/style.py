@@ -124,10 +124,13 @@ def style():
         yield
 
 
-def save(fig, path, *, close: bool = True, name: str | None = None) -> pathlib.Path:
+def save(fig, path, *, close: bool = True, name: str | None = None,
+         option: str | None = None) -> pathlib.Path:
     """Write ``fig`` to ``<path>.png`` (300 dpi) and ``<path>.svg``, each atomically, with a
     tight bounding box (nothing clipped); returns the PNG path. ``name`` names the figure to
-    the lint's hook (default: the file's stem)."""
+    the lint's hook (default: the file's stem). ``option``: the path is a user's single-file
+    output named by this option (e.g. ``--plot``): an existing file there is replaced only if
+    boundlab wrote it and it is unchanged (:func:`boundlab.io.check_replaceable`)."""
     import matplotlib.pyplot as plt
 
     from boundlab.io import atomic_savefig
@@ -141,7 +144,7 @@ def save(fig, path, *, close: bool = True, name: str | None = None) -> pathlib.P
         record(fig, name or stem.name)
         for suffix in (".png", ".svg"):
             atomic_savefig(fig, stem.with_suffix(suffix), dpi=300, bbox_inches="tight",
-                           pad_inches=0.03)
+                           pad_inches=0.03, name=option, owned=option is not None)
     finally:
         if close:
             plt.close(fig)
