@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# the per-instance arrays run_batched records and quantities_of_trace reads: defined once
+from .population import ROUND_KEYS, STATE_KEYS
+
 __all__ = ["run_batched", "quantities_of_trace", "measure", "LHS", "PER_ROUND", "STATE_KEYS",
            "ROUND_KEYS", "KAPPA_KEYS", "VIRTUAL", "measured_lhs"]
 
@@ -57,9 +60,6 @@ LHS = {
 PER_ROUND = {"gap_t": ("t",), "dist_next": ("dist_t", "gamma_prev"),
              "grad_norm_sq": ("f_w", "f_star"),
              "round_avg_gap": ("dist0", "dist_tau", "drift_sum")}
-#: the per-instance arrays :func:`run_batched` records (and :func:`quantities_of_trace` reads)
-STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
-ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")
 #: min / max over the clients of kappa_i = alpha_i / p_i per round (BM's pi_t, Pi_t)
 KAPPA_KEYS = ("kappa_min", "kappa_max")
 #: (1/T) sum_{t<T} (1/tau) sum_{k=0}^{tau-1} ||grad F(xbar^(t,k))||^2 over the virtual averages
@@ -188,17 +188,11 @@ def _on(m, v, off):
 
 
 def quantities_of_trace(tr, p=None) -> dict:
-    """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...));
-    with the problem's weights ``p`` also :data:`KAPPA_KEYS` (from the trace's alpha); from a
-    ``record="step"`` run also ``grad_norm2_virtual``."""
-    q = {k: np.asarray(getattr(tr, k), dtype=float)[None, :]
-         for k in (*STATE_KEYS, *ROUND_KEYS)}
-    if tr.steps is not None and "grad_norm2" in tr.steps:
-        q["grad_norm2_virtual"] = np.asarray(tr.grad_norm2_virtual, dtype=float)[None, :]
-    if p is not None:
-        kappa = np.asarray(tr.alpha, dtype=float) / np.asarray(p, dtype=float)
-        q["kappa_min"], q["kappa_max"] = np.min(kappa, axis=1)[None], np.max(kappa, axis=1)[None]
-    return q
+    """The same quantities from a ``toys.Trace`` (one instance: arrays of shape (1, ...)):
+    :func:`verify.falsify.population.quantities`, the one reader of run quantities."""
+    from .population import quantities
+
+    return quantities(tr, p)
 
 
 def measure(lhs: str, q: dict):
