@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 # the per-instance arrays run_batched records and quantities_of_trace reads: defined once
-from .population import ROUND_KEYS, STATE_KEYS
+from ._keys import ROUND_KEYS, STATE_KEYS
 
 __all__ = ["run_batched", "quantities_of_trace", "measure", "LHS", "PER_ROUND", "STATE_KEYS",
            "ROUND_KEYS", "KAPPA_KEYS", "VIRTUAL", "measured_lhs"]

@@ -25,10 +25,9 @@ import numpy as np
 
 from toys.problems.stacked import Stacked
 
-__all__ = ["FamilyPopulation", "batched", "quantities", "run"]
+from ._keys import ROUND_KEYS, STATE_KEYS
 
-STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
-ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")
+__all__ = ["FamilyPopulation", "batched", "quantities", "run", "STATE_KEYS", "ROUND_KEYS"]
 
 
 class FamilyPopulation(Stacked):

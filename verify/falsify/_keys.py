@@ -1,0 +1,12 @@
+"""The run quantities a search reads, by name (no toys import: the CLI's light paths load this).
+
+The state arrays (one value per round boundary, ``toys.Trace.state``) and the round arrays (one
+value per round, ``toys.Trace.per_round``) that :func:`verify.falsify.population.quantities`
+returns.
+
+>>> STATE_KEYS[0], ROUND_KEYS[0]
+('gap', 'shadow_gap')
+"""
+
+STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
+ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")
