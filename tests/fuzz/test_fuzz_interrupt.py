@@ -33,13 +33,18 @@ def _results(tag):
     return [r]
 
 
-def _slow_figures(tag):
-    """A stand-in for ``report.figure_list``: (path, caption) of each figure, slowly written."""
+def _slow_figures(tag, hold=None):
+    """A stand-in for ``report.figure_list``: (path, caption) of each figure, slowly written;
+    with ``hold`` (a pipe's read end that is never written), the first figure waits there until
+    the signal arrives, so that one kill lands inside the write phase however loaded the
+    machine is (a sleep alone let a descheduled parent signal after the swap)."""
     def figure_list(results, out_dir):
         out = pathlib.Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         pairs = []
         for i in range(N_FIGS):
+            if hold is not None and i == 0:
+                os.read(hold, 1)
             time.sleep(STEP)
             p = out / f"{tag}_{i}.png"
             p.write_bytes(b"png " + tag.encode())
@@ -48,8 +53,8 @@ def _slow_figures(tag):
     return figure_list
 
 
-def _write(out, tag, ready=None):
-    report.figure_list = _slow_figures(tag)  # the child's copy only (forked)
+def _write(out, tag, ready=None, hold=None):
+    report.figure_list = _slow_figures(tag, hold)  # the child's copy only (forked)
     results = _results(tag)
     if ready is not None:
         os.write(ready, b"x")  # the write phase starts now
@@ -77,20 +82,26 @@ def _consistent(out: pathlib.Path) -> str:
 
 
 def _fork_and_kill(out, delay, sig):
+    """Fork a writer of the "new" set and send it ``sig`` ``delay`` s after its write phase
+    starts; at ``delay`` 0 the writer waits inside the phase for the signal."""
     r, w = os.pipe()
+    hold_r, hold_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
+        os.close(hold_w)
         try:
-            _write(out, "new", ready=w)
+            _write(out, "new", ready=w, hold=hold_r if delay == 0 else None)
         finally:
             os._exit(0)
     os.close(w)
+    os.close(hold_r)
     os.read(r, 1)  # the child is about to write
     os.close(r)
     time.sleep(delay)
     os.kill(pid, sig)
     _, status = os.waitpid(pid, 0)
+    os.close(hold_w)
     return status
 
 

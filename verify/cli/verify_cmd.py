@@ -47,6 +47,10 @@ def register(sub) -> None:
                    help="instances evaluated by each generated verify.falsify search of a "
                         "catalogue bound (default 200, 40 for the quadratic fallback; "
                         "--quick: 40 / 12; 0: no search)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="checks run side by side in N worker processes (default: the usable "
+                        "cores, at most 8; 1 with --backend torch or --executor dask); the "
+                        "results are the same for any N")
     p.add_argument("--executor", default="local", choices=("local", "dask"),
                    help="where the checks' seeds and settings run: local (default) or dask "
                         "(the [dask] extra; identical results)")
@@ -72,6 +76,8 @@ def _run(args) -> int:
         raise DomainError("--worst-budget", args.worst_budget, "integer >= 10")
     if args.budget is not None and (args.budget < 0 or 0 < args.budget < 10):
         raise DomainError("--budget", args.budget, "0 (no search) or an integer >= 10")
+    if args.jobs is not None and args.jobs < 1:
+        raise DomainError("--jobs", args.jobs, "integer >= 1")
     if args.list:
         return _list(select(args.only), args.json)
     # refuse what would only fail after all the work: the output path, the device, --only
@@ -88,7 +94,7 @@ def _run(args) -> int:
                       worst_budget=args.worst_budget, falsify_budget=args.budget,
                       executor=args.executor,
                       scheduler=scheduler)
-        results = run_suite(args.only, ctx, progress=step)
+        results = run_suite(args.only, ctx, progress=step, jobs=args.jobs or default_jobs())
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
                 "device": args.device, "seeds": args.seeds, "budget": ctx.search_budget()}
     out = report.write_report(results, args.out, settings=settings,  # one atomic output set
@@ -99,6 +105,15 @@ def _run(args) -> int:
         report.print_table(results)
         print(f"report: {out / 'report.md'}")
     return report.exit_status(results)
+
+
+def default_jobs() -> int:
+    """The worker processes ``boundlab verify`` uses without ``--jobs``: the cores this process
+    may use, at most 8."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, 8))
 
 
 def _list(checks, as_json: bool) -> int:
