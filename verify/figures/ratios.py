@@ -155,11 +155,14 @@ def _collapse(groups) -> dict:
     most bars by its tightest case; returns ``{id(kept): (n cases, lowest, highest)}``."""
     spans: dict = {}
     room = int((_PAGE - _FOOT - 0.4 - _HEAD * len(groups)) / _ROW)
+    short = {id(r): theorem_short(r.paper, n=1) for g in groups.values() for r in g}
     while sum(len(g) for g in groups.values()) > room:
-        key, paper, rows = max(((theorem_short(r.paper, n=1), p, [
-            x for x in g if theorem_short(x.paper, n=1) == theorem_short(r.paper, n=1)
-            and x.verdict == r.verdict]) for p, g in groups.items() for r in g),
-            key=lambda k: len(k[2]))
+        # a statement's cases of one verdict, per panel, in the order their first row appears
+        sets: dict = {}
+        for p, g in groups.items():
+            for x in g:
+                sets.setdefault((p, short[id(x)], x.verdict), []).append(x)
+        (paper, _, _), rows = max(sets.items(), key=lambda kv: len(kv[1]))
         if len(rows) < 2:
             break
         keep = max(rows, key=lambda x: x.ratio)
@@ -215,8 +218,9 @@ def _pep(r):
 
 def _fit_legend(fig) -> None:
     """Grow a short figure until its legend takes at most a third of its height."""
-    fig.canvas.draw()
-    legend = fig.legends[0].get_window_extent().height / fig.dpi
+    # the legend's own extent (its height does not depend on where the layout puts it): no
+    # draw of the whole figure
+    legend = fig.legends[0].get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
     if legend > fig.get_figheight() / 3.2:
         fig.set_figheight(min(_PAGE, 3.3 * legend))
 
