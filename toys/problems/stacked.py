@@ -12,8 +12,11 @@ leading axes, so that each instance gets the bits of its own problem (tested ins
 instance against ``toys.run``). On the torch backend the population's ``arrays()`` build the
 family's torch oracle, whose formula is the same function.
 
-Families with a population form: quadratics (:class:`~toys.problems.quadratic.Quadratic`).
-Others are refused by name; a population may also be any object with the members above
+Families with a population form: quadratics (:class:`~toys.problems.quadratic.Quadratic`)
+and logistic regression (:class:`~toys.problems.logistic.Logistic`, binary and multinomial, with
+each instance's own minibatch stream: :mod:`toys.problems._stacked_logistic`; instances of one
+shape, :func:`pad_rows` makes the clients' padded lengths equal). Others (the MLP, the CNN) are
+refused by name; a population may also be any object with the members above
 (``n_clients``, ``dim``, ``n_instances``, ``p``, ``losses``, ``grads``, ``minibatch_grads``).
 
 Example
@@ -30,9 +33,11 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._stacked_logistic import StackedLogistic, pad_rows
+from .logistic import Logistic
 from .quadratic import Quadratic, quad_grads, quad_losses
 
-__all__ = ["Stacked", "StackedQuadratic", "stack"]
+__all__ = ["Stacked", "StackedLogistic", "StackedQuadratic", "pad_rows", "stack"]
 
 MAX_INSTANCES = 10_000_000
 """Largest population :func:`stack` builds (its arrays are checked against the memory limit of
@@ -96,7 +101,7 @@ class StackedQuadratic(Stacked):
         return {"A": self.A, "c": self.c, "b": self.b, "p": self.p, "noise_std": 0.0}
 
 
-_FAMILIES = {Quadratic: StackedQuadratic}
+_FAMILIES = {Quadratic: StackedQuadratic, Logistic: StackedLogistic}
 
 
 def stack(problems) -> Stacked:

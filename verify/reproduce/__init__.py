@@ -3,12 +3,13 @@
 ``verify.reproduce(item)`` runs one registered experiment (``"PAPER:ITEM"``, e.g.
 ``"000:table3"``; :func:`verify.reproduce.registry.experiments` lists them) and writes its
 tidy CSV, a figure in the paper's layout and a Markdown section comparing the paper's reported
-numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *tie* (a
-difference below the rule's stated resolution), *not exercised* (the run cannot show the
-effect) or *inconclusive* (the intervals over seeds are too wide to decide at the rule's
-resolution; the claim says how many seeds would decide it)). The CLI is ``boundlab
-reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick] [--out DIR] [--backend ...]
-[--executor local|dask] [--list] [--data digits|mnist5k|DIR] [--force]``. Differences are
+numbers with ours under a stated rule (outcome *matches*, *differs* (with how), *differs in
+size* (the interval over seeds excludes the paper's effect), *tie* (an equivalence test at the
+rule's stated margin), *not exercised* (the run cannot show the effect) or *inconclusive* (the
+intervals over seeds are too wide to decide; the claim says how many seeds would decide
+it)). The CLI is ``boundlab reproduce [PAPER[:ITEM]] [--size full|quick|tiny] [--quick]
+[--seeds N] [--out DIR] [--backend ...] [--device DEV] [--executor local|dask] [--list]
+[--data digits|mnist5k|DIR] [--force]``. Differences are
 findings; nothing is tuned per method to match a paper.
 
 Data (:mod:`verify.reproduce.data`): the items whose paper used MNIST or FMNIST (papers 000 and
@@ -89,6 +90,7 @@ def _run(exp, cfg, out):
         res = exp.fn(cfg)
     res.data = res.data or "; ".join(used.data)
     res.model = res.model or "; ".join(used.model)
+    res.seeds = res.seeds or "; ".join(used.seeds)
     return res, time.perf_counter() - t0
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import math
@@ -32,6 +33,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from .callbacks import Alphas, HeldOut, LastProcess  # noqa: F401 - their old home
 from .data import DIGITS, model_name, note, pool
 
 __all__ = ["Alphas", "DIGITS", "Factory", "HeldOut", "LastProcess", "NoOptima", "acc_curves",
@@ -153,9 +155,25 @@ def run_acc(prob, algo, *, rounds: int, seed: int, backend: str = "numpy", devic
 
 
 def acc_curves(make_prob, algo, *, rounds: int, seeds, **kw) -> np.ndarray:
-    """Test accuracy (len(seeds), rounds): one problem per seed (``make_prob(seed)``), one run."""
-    return np.stack([run_acc(make_prob(s), algo, rounds=rounds, seed=s, **kw)
-                     .metrics["test_accuracy"] for s in seeds])
+    """Test accuracy (len(seeds), rounds): one problem per seed (``make_prob(seed)``), one run
+    each, the seeds as one population when they stack (:mod:`verify.reproduce.batch`: the same
+    numbers as the loop of :func:`run_acc`, bit for bit), else one run at a time."""
+    from .batch import BATCHED, batched_metrics, refusal
+
+    seeds = list(seeds)
+    probs = [make_prob(s) for s in seeds]
+    extra = list(kw.get("extra", ()))
+    got = batched_metrics(probs, algo, rounds=rounds, seeds=seeds,
+                          callbacks=(lambda b: extra) if extra else None,
+                          **{k: v for k, v in kw.items() if k != "extra"})
+    if got is not None:
+        for q in probs:
+            note_model(q)
+        note(seeds=BATCHED)
+        return got["test_accuracy"]
+    note(seeds=f"the seeds run one at a time ({refusal(probs, algo) or 'a run stops'})")
+    return np.stack([run_acc(q, algo, rounds=rounds, seed=s, **kw)
+                     .metrics["test_accuracy"] for q, s in zip(probs, seeds)])
 
 
 def rounds_to(acc: np.ndarray, target: float) -> np.ndarray:
@@ -236,59 +254,12 @@ class Factory:
         return self.last
 
 
-class LastProcess:
-    """A participation process that is the ``process`` attribute of the problem factory's
-    last build (``init`` / ``step`` / ``probs`` delegated): a process that depends on the data
-    (FedAU's p_n come from the clients' label histograms) while the sweep's grid holds only
-    scalars, which its Parquet store can write."""
-
-    def __init__(self, factory):
-        self.factory = factory
-
-    @property
-    def probs(self):
-        return getattr(self.factory.process, "probs", None)
-
-    def init(self, rng):
-        return self.factory.process.init(rng)
-
-    def step(self, state, rng):
-        return self.factory.process.step(state, rng)
-
-
-class HeldOut:
-    """Round callback: test accuracy and loss on the held-out split of ``source`` (a problem,
-    or a :class:`Factory` whose last problem is used), as :class:`toys.engine.TestMetrics`."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def __call__(self, info):
-        from toys.engine import TestMetrics
-
-        prob = getattr(self.source, "last", self.source) if callable(self.source) and not \
-            hasattr(self.source, "n_clients") else self.source
-        TestMetrics(prob)(info)
-
-
-class Alphas:
-    """Round callback: the round's aggregation coefficients alpha_i as metrics ``alpha_<i>``
-    (BM Figs 6-7 need them; a sweep's table carries only callback metrics)."""
-
-    def __call__(self, info):
-        from toys._array import to_numpy
-
-        a = np.asarray(to_numpy(info.state.buffers["ALPHA"][info.round]), dtype=float)
-        for i, v in enumerate(a):  # N scalars per round, outside the engine's hot path
-            info.record(f"alpha_{i}", v)
-
-
 def _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed):
     base = _SWEEP_DIR.get()
     if base is None:
         return None
     from boundlab.integrity import code_version
-    from verify.sweep import _jsonable
+    from verify.sweep.api import _jsonable
 
     # the code version too: a sweep folder of other code is a different sweep (its seal says
     # so), so new code gets a fresh folder instead of an error
@@ -316,15 +287,31 @@ def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds
                callbacks=(), metrics=("test_accuracy",), **fixed) -> dict:
     """Run ``algo`` over ``grid`` x ``seeds`` through :func:`verify.sweep` (``cfg.executor``:
     local or Dask; resumable under :func:`sweep_dir`) with the held-out test metrics recorded
-    every round; returns ``{metric: array (points, seeds, rounds)}`` (points in the grid's
-    Cartesian order). ``label`` names what the grid values and ``fixed`` cannot (an lr
-    schedule's constants, the data behind a problem object): it keys the resumable store."""
+    every round; on the local executor, runs that stack (logistic problems, batched pieces,
+    numpy or torch) run instead as one population per set of run keywords
+    (:func:`verify.reproduce.batch.batched_sweep`: the same numbers, bit for bit; kept point by
+    point in the same store, :mod:`verify.reproduce._batch_store`); returns ``{metric: array
+    (points, seeds, rounds)}`` (points in the grid's Cartesian order). ``label`` names what
+    the grid values and ``fixed`` cannot (an lr schedule's constants, the data behind a
+    problem object): it keys the resumable store."""
     from toys._array import one_cpu_thread
     from verify.sweep import sweep
 
     seeds = list(seeds)
-    cbs = [HeldOut(problem), *callbacks]
+    if cfg.device is not None:  # --device: every run on torch there (logistic arms included)
+        fixed = {**fixed, "backend": "torch", "device": cfg.device}
     out = _sweep_out(cfg, label, problem, algo, grid, seeds, rounds, fixed)
+    if cfg.executor == "local":  # the seeds (and points) as one population when they stack
+        from ._batch_store import stored_sweep
+        from .batch import batched_sweep
+
+        run = batched_sweep if out is None else functools.partial(stored_sweep, out)
+        res = run(problem, algo, grid=grid, rounds=rounds, seeds=seeds, callbacks=callbacks,
+                  metrics=metrics, **fixed)
+        if res is not None:
+            note_model(problem)
+            return res
+    cbs = [HeldOut(problem), *callbacks]
     with one_cpu_thread():  # as in run_acc (local executor; Dask workers keep theirs)
         df = sweep(problem, algo, grid=grid, seeds=seeds, rounds=rounds, out=out,
                    executor=cfg.executor, record="none", callbacks=cbs, **fixed)

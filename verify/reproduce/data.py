@@ -169,10 +169,11 @@ def model_name(model: str, hidden: int | None = None, l2: float | None = None) -
 # ------------------------------------------------------------------ the record of a run
 @dataclasses.dataclass
 class Used:
-    """The data and models noted while one item ran, in order, each once."""
+    """The data, models and seeds per arm noted while one item ran, in order, each once."""
 
     data: list = dataclasses.field(default_factory=list)
     model: list = dataclasses.field(default_factory=list)
+    seeds: list = dataclasses.field(default_factory=list)
 
     def add(self, kind: str, text: str) -> None:
         seen = getattr(self, kind)
@@ -195,11 +196,13 @@ def recording():
         _USED.reset(token)
 
 
-def note(*, data: str | None = None, model: str | None = None) -> None:
-    """Record that the running item used ``data`` / ``model`` (no-op outside
-    :func:`recording`, except for the cache entries being built)."""
+def note(*, data: str | None = None, model: str | None = None,
+         seeds: str | None = None) -> None:
+    """Record that the running item used ``data`` / ``model`` / ``seeds`` (the seeds per arm,
+    e.g. ``"n = 30 seeds per arm"``: :meth:`~.registry.Config.n_seeds` notes it) (no-op
+    outside :func:`recording`, except for the cache entries being built)."""
     used = _USED.get()
-    for kind, text in (("data", data), ("model", model)):
+    for kind, text in (("data", data), ("model", model), ("seeds", seeds)):
         if text is None:
             continue
         if used is not None:

@@ -60,8 +60,14 @@ def _stand_in(exp, res) -> str:
 
     s = exp.stand_in
     if res.data and s.startswith(DIGITS) and not res.data.startswith(DIGITS):
-        return "the data above (by default scikit-learn's bundled digits)" + s[len(DIGITS):]
+        return ("the data above (not the stand-in's fallback, scikit-learn's bundled digits, "
+                "used only when neither --data nor MNIST-5k gives other data)" + s[len(DIGITS):])
     return s
+
+
+#: the Seeds line of an item that draws no seeds
+NO_SEEDS = ("one run per arm (n = 1: the paper's single deterministic protocol; --seeds does "
+            "not apply)")
 
 
 def section(exp, res, cfg, seconds: float) -> str:
@@ -72,6 +78,7 @@ def section(exp, res, cfg, seconds: float) -> str:
              f"**Outcome: {res.outcome.upper()}**" + (f" — {how}" if how else ""), ""]
     lines += [f"*Data:* {res.data}", ""] if res.data else []
     lines += [f"*Model:* {res.model}", ""] if res.model else []
+    lines += [f"*Seeds:* {res.seeds or NO_SEEDS}", ""]
     lines += [f"*Stand-in and departures from the paper:* {_stand_in(exp, res)}", "",
               f"*Paper reports:* {exp.reported}", ""]
     if res.setup:
@@ -86,8 +93,10 @@ def section(exp, res, cfg, seconds: float) -> str:
         lines.append("| " + " | ".join(_cell(v) for v in (c.what, c.paper, c.ours, c.rule, out))
                      + " |")
     lines += ["", f"*Outcome rule:* a claim matches when its rule holds and differs when it does "
-                  f"not; {TIE_RULE}. The item differs when any claim differs, else it is "
-                  f"inconclusive when any claim is, else it matches when any claim matches."]
+                  f"not; {TIE_RULE}. The item differs when any claim differs, else it differs in "
+                  "size when any claim does, else it is inconclusive when any claim is, else it "
+                  "ties when any claim ties, else it is not exercised when any claim is, else "
+                  "(every claim matches) it matches."]
     for n in res.notes:
         lines += ["", f"- {n}"]
     lines += ["", f"Files: `{slug(exp.id)}/results.csv`, `{slug(exp.id)}/figure.png` "
@@ -110,6 +119,7 @@ def _meta(exp, res, cfg, seconds, error):
             "outcome": "error" if error else res.outcome, "how": "" if error else res.how,
             "size": cfg.size, "backend": cfg.backend, "data": cfg.data,
             "data_used": "" if error else res.data, "model": "" if error else res.model,
+            "seeds_per_arm": "" if error else res.seeds,
             "seconds": round(float(seconds), 2), "config": cfg.key(),
             "error": None if error is None else {"type": error[0], "message": error[1]},
             "claims": [{"what": str(c.what), "paper": str(c.paper), "ours": str(c.ours),

@@ -26,7 +26,8 @@ from boundlab.errors import UnknownNameError
 
 from .unregistered import NOT_REGISTERED, Unregistered
 
-__all__ = ["Claim", "Config", "Experiment", "OUTCOMES", "Result", "TIE_RULE", "experiments",
+__all__ = ["CENSORED_SHARE", "Claim", "Config", "Experiment", "OUTCOMES", "Result", "STATUSES",
+           "TIE_RULE", "experiments",
            "get", "order", "register", "select", "PAPERS", "SIZES", "RegistrationError",
            "NOT_REGISTERED", "Unregistered"]
 
@@ -34,12 +35,17 @@ PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
           "001": "Ben Mansour, Duplessis, Carenini, Naccache (BM-B)",
           "002": "Wang & Ji, FedAU",
           "003": "Buttaci & Calafiore",
-          "004": "Dhasade, Kremer, Renard (DKR)"}
+          "004": "Dhasade, Kremer, Renard (DKR)",
+          # not a seed: the heterogeneity experiments of the algorithms' own papers
+          # (verify/reproduce/hetero*.py), each quoted from memory in its section
+          "alg": "the algorithms' own papers: Karimireddy et al. (SCAFFOLD), Wang et al. "
+                 "(FedNova), Cho, Wang & Joshi (Power-of-Choice)"}
 #: the sizes of a run: the papers' (``full``), a few minutes for all items (``quick``) and the
 #: smallest that still runs each item's code end to end (``tiny``: the tests' and CI's size)
 SIZES = ("full", "quick", "tiny")
 _MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed002_figs_d",
-            "seed003", "seed003_figs", "seed004")
+            "seed003", "seed003_figs", "seed004", "hetero_scaffold", "hetero_fednova",
+            "hetero_poc")
 
 
 @dataclass(frozen=True)
@@ -90,31 +96,57 @@ class Config:
         return quick if self.quick else full
 
     def n_seeds(self, full: int, quick: int, tiny: int = 1) -> int:
-        return self.seeds if self.seeds is not None else self.pick(full, quick, tiny)
+        """The seeds per arm: ``seeds`` when set, else the size's; noted for the running
+        item's section (``"n = S seeds per arm"``, :func:`~.data.note`)."""
+        from .data import note
+
+        n = self.seeds if self.seeds is not None else self.pick(full, quick, tiny)
+        note(seeds=f"n = {n} seeds per arm")
+        return n
+
+    def __post_init__(self):
+        if self.seeds is not None and (isinstance(self.seeds, bool) or
+                                       not isinstance(self.seeds, int) or self.seeds < 1):
+            from boundlab.errors import DomainError
+
+            raise DomainError("seeds", self.seeds, "None or a positive integer (seeds per arm)")
 
     @property
     def size(self) -> str:
         return "tiny" if self.tiny else ("quick" if self.quick else "full")
 
 
-OUTCOMES = ("matches", "differs", "tie", "not exercised", "inconclusive")
-TIE_RULE = ("a difference below the claim's stated resolution is a *tie*, not an ordering; an "
-            "effect the run cannot show (a clipping level never reached, a cutoff longer than "
-            "the run) is *not exercised*; neither counts as a match; where a claim compares "
-            "values over seeds, the 95 % interval of the difference decides (a tie when it lies "
-            "within the resolution, an ordering when it excludes 0) and an interval too wide "
-            "for either is *inconclusive* (too few seeds to tell; the claim says how many "
-            "would decide it), as for the bound checks; an item with an inconclusive claim and "
-            "none that differs is inconclusive")
+OUTCOMES = ("matches", "differs", "differs in size", "tie", "not exercised", "inconclusive")
+#: the outcomes a :class:`Claim` 's ``status`` sets (the others follow from ``ok``)
+STATUSES = ("differs in size", "tie", "not exercised", "inconclusive")
+#: the share of runs censored at the horizon above which a rounds-to-target claim is *not
+#: exercised* (min(R_x, H) is then H for most runs, whatever the arm)
+CENSORED_SHARE = 0.5
+TIE_RULE = ("where a claim compares values over seeds, the 95 % interval of the difference "
+            "decides, on size as well as direction: it *matches* when it excludes 0 on the "
+            "paper's side and contains the paper's effect where the paper gives one; it "
+            "*differs in size* when it excludes the paper's effect; it *differs* when it shows "
+            "the reverse order; a *tie* comes only from an equivalence test (the interval inside "
+            "the claim's stated margin, never a zero-width interval); an effect the setup cannot "
+            "show (identical values on every seed, e.g. every arm reaching the target at once; "
+            f"more than {CENSORED_SHARE:.0%} of the runs censored at the horizon; a stand-in that "
+            "does not train or saturates; no noise to show it; a clipping level never reached) "
+            "is *not exercised*; none of these counts as a match, and no claim that needs "
+            "several parts matches when one is not exercised; an interval too wide to decide is "
+            "*inconclusive* (too few seeds to tell; the claim says how many seeds per arm would "
+            "decide its direction with 80 % power), as for the bound checks; an item with an "
+            "inconclusive claim and none that differs is inconclusive, and an item matches only "
+            "when every claim does")
 
 
 @dataclass(frozen=True)
 class Claim:
     """One comparison: ``what`` is compared, the ``paper`` 's reported number(s), ``ours``, the
     ``rule`` that decides, whether it holds (``ok``) and ``how`` it differs when not.
-    ``status`` ``"tie"`` (the difference is below the rule's stated resolution),
-    ``"not exercised"`` (the run cannot show the effect) or ``"inconclusive"`` (the intervals
-    over seeds are too wide to decide at the stated resolution) overrides ``ok``.
+    ``status`` (one of :data:`STATUSES`) overrides ``ok``: ``"differs in size"`` (the
+    interval over seeds excludes the paper's effect), ``"tie"`` (an equivalence test at the
+    rule's stated margin), ``"not exercised"`` (the run cannot show the effect) or
+    ``"inconclusive"`` (the intervals over seeds are too wide to decide).
 
     >>> Claim("a < b", "1 < 2", "1.000 vs 1.001", "resolution 0.01", False,
     ...       status="tie").outcome
@@ -130,11 +162,11 @@ class Claim:
     status: str | None = None
 
     def __post_init__(self):
-        if self.status not in (None, "tie", "not exercised", "inconclusive"):
+        if self.status is not None and self.status not in STATUSES:
             from boundlab.errors import DomainError
 
             raise DomainError("status", self.status,
-                              "None, 'tie', 'not exercised' or 'inconclusive'")
+                              "None or one of " + ", ".join(map(repr, STATUSES)))
 
     @property
     def outcome(self) -> str:
@@ -161,9 +193,11 @@ def order(a: float, b: float, resolution: float) -> str:
 @dataclass
 class Result:
     """What an experiment produced (before it is written out). Its ``outcome``: ``differs``
-    when any claim differs; else ``inconclusive`` when any claim is (too few seeds to tell);
-    else ``matches`` when any claim matches (the others tie or are not exercised: ``how`` says
-    which); else ``tie``; else ``not exercised``."""
+    when any claim differs; else ``differs in size`` when any claim does (the paper's effect
+    is outside the interval); else ``inconclusive`` when any claim is (too few seeds to tell);
+    else ``tie`` when any claim ties; else ``not exercised`` when any claim is; else
+    ``matches`` (every claim matches: no roll-up turns a tie or a part the setup cannot show
+    into a match; ``how`` names the claims that do not match)."""
 
     rows: list
     claims: list
@@ -175,11 +209,15 @@ class Result:
     #: experiment's ``stand_in`` describes them
     data: str = ""
     model: str = ""
+    #: the seeds per arm the run used (``"n = 30 seeds per arm"``, from
+    #: :meth:`Config.n_seeds`); empty: the item draws no seeds
+    seeds: str = ""
 
     @property
     def outcome(self) -> str:
         outs = {c.outcome for c in self.claims}
-        for o in ("differs", "inconclusive", "matches", "tie", "not exercised"):
+        for o in ("differs", "differs in size", "inconclusive", "tie", "not exercised",
+                  "matches"):
             if o in outs:
                 return o
         return "differs"  # nothing compared is not a match
@@ -290,7 +328,7 @@ def experiments() -> list[Experiment]:
     """Every registered experiment, in paper order.
 
     >>> len({e.paper for e in experiments()})
-    5
+    6
     """
     _load()
     return [_REGISTRY[k] for k in sorted(_REGISTRY, key=_order)]

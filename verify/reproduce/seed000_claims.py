@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .claims import rounds_pair
 from .stats import as_claim, combine, decide, km_rounds, power_note
 
 __all__ = ["FW", "PAPER_HALF", "PAPER_R90", "PAPER_SMOOTH", "PAPER_TARGET", "RES_ACC", "RES_EQ",
            "RES_R", "RES_SMOOTH", "both_finite", "capped", "fig2_4_claims", "fig5_claim",
-           "fig6_claims", "fig7_claim", "slopes", "table3_claims", "top_slots"]
+           "fig6_claims", "fig7_claim", "paper_gap", "slopes", "table3_claims", "top_slots"]
 
 FW = ("TNIID", "NIID", "IID")
 
@@ -43,6 +44,17 @@ def capped(r, H) -> np.ndarray:
     return np.where(np.isfinite(r), np.minimum(r, H), float(H))
 
 
+def paper_gap(fw: str) -> float:
+    """The paper's R90(FedAvg) - R90(FedSoftMax) in ``fw`` (rounds; MNIST, Table 3): the effect
+    the claims' intervals must hold (absolute rounds: our target may be below 0.90, a
+    departure each section names).
+
+    >>> round(paper_gap("TNIID"), 2), paper_gap("IID")
+    (7.08, 0.0)
+    """
+    return PAPER_R90[fw, "fedavg"] - PAPER_R90[fw, "fedsoftmax"]
+
+
 def table3_claims(R, H, x):
     """Table 3's claims from ``R[fw, algo]`` (R_x per data seed, NaN = censored at ``H``) and
     the target ``x``: (claims, decisions, Kaplan–Meier estimates, capped values)."""
@@ -52,9 +64,8 @@ def table3_claims(R, H, x):
     claims, dec = [], []
     for fw in FW:
         iid = fw == "IID"
-        d = decide(c[fw, "fedsoftmax"], c[fw, "fedavg"], expect="=" if iid else "<",
-                   resolution=RES_R, paired=True,
-                   unit=" rd")
+        d = rounds_pair(R[fw, "fedsoftmax"], R[fw, "fedavg"], "=" if iid else "<", RES_R, H,
+                        effect=None if iid else -paper_gap(fw))
         dec.append(d)
         paper = (f"{PAPER_R90[fw, 'fedsoftmax']:.2f} vs {PAPER_R90[fw, 'fedavg']:.2f}" +
                  ("" if iid else " (disjoint CIs)"))
@@ -62,23 +73,25 @@ def table3_claims(R, H, x):
                 f"restricted mean {c[fw, 'fedsoftmax'].mean():.2f} vs {c[fw, 'fedavg'].mean():.2f}"
                 f", {d.fmt()}")
         rule = ("paired 95 % interval of the difference of min(R_x, H) (FedSoftMax - FedAvg) "
-                + (f"inside ±{RES_R:g} round" if iid else f"below 0; within ±{RES_R:g} round: "
-                   "a tie"))
+                + (f"inside ±{RES_R:g} round (equivalence test)" if iid else
+                   f"below 0 and holding the paper's {-paper_gap(fw):+.2f} rounds; within "
+                   f"±{RES_R:g} round: a tie"))
         claims.append(as_claim(f"{fw}: " + ("no difference" if iid else
                                             f"FedSoftMax reaches {x:.0%} sooner"),
                                paper, ours, rule, d.outcome, d.how))
     g = {fw: c[fw, "fedavg"] - c[fw, "fedsoftmax"] for fw in FW}
     parts = [decide(g["TNIID"], g["NIID"], expect=">", resolution=RES_R, paired=True,
-                   unit=" rd"),
+                    unit=" rd", effect=paper_gap("TNIID") - paper_gap("NIID")),
              decide(g["NIID"], g["IID"], expect=">", resolution=RES_R, paired=True,
-                   unit=" rd")]
+                    unit=" rd", effect=paper_gap("NIID") - paper_gap("IID"))]
     dec += parts
     out = combine(parts)
     claims.append(as_claim("gap grows with non-IIDness (Remark 9)", "7.08 > 2.68 > 0.00",
                            " > ".join(f"{g[f].mean():.2f}" for f in FW) +
                            f" (TNIID - NIID {parts[0].fmt()}; NIID - IID {parts[1].fmt()})",
                            f"{lab}(FedAvg) - {lab}(FedSoftMax): TNIID > NIID > IID, each step by "
-                           "the paired 95 % interval", out,
+                           "the paired 95 % interval, holding the paper's steps (4.40, 2.68 "
+                           "rounds)", out,
                            "; ".join(p.how for p in parts if p.outcome != "matches")))
     return claims, dec, km, c
 

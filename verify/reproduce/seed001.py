@@ -24,7 +24,15 @@ import dataclasses
 import numpy as np
 
 from ..figures.reproduce import reference_line
-from .claims import UNREACHED, acc_pair, against_all, hows, rounds_pair, unreached
+from .claims import (
+    UNREACHED,
+    acc_pair,
+    against_all,
+    hows,
+    rounds_pair,
+    target_note,
+    unreached,
+)
 from .common import DIGITS, rounds_to
 from .registry import Result, register
 from .seed000 import _fig, runs
@@ -171,7 +179,8 @@ def fig2(cfg) -> Result:
     return Result(rows + _rows(accs, "non-IID"), claims, fig,
                   setup=f"target 60 % test accuracy, horizon H = {H} rounds; {S} {SEEDS}",
                   notes=[_power(S, [d.width for d in (*order.values(), *eq.values())], False,
-                                RES_R), _power(S, [d.width for d in end.values()])])
+                                RES_R), _power(S, [d.width for d in end.values()]),
+                         target_note(R, H, "60 %", "5.6-5.9 rounds on FMNIST with a CNN")])
 
 
 def _switch_runs(cfg, target):
@@ -229,11 +238,14 @@ def fig3(cfg) -> Result:
     notes = [_power(S, [d.width for d in (*f_dec.values(), *s_dec.values())], False, RES_R),
              f"FedAvgSoftWorse is FedAvg until round {sw}: our runs are bit-identical to "
              f"FedAvg's before the switch ({same}), so with R60 < {sw} its R60 equals FedAvg's "
-             "(a paired difference of exactly 0: a tie). The paper's 5.76 vs 5.48 for these two "
+             "(a paired difference of exactly 0: not exercised, never a tie). The paper's 5.76 "
+             "vs 5.48 for these two "
              "can only come from different run sets (spec §6.2 notes the two FedAvg values "
              "5.90 / 5.48 differ likewise).",
              "Accuracy-triggered switch (no paper number): R60 "
-             f"{km_rounds(R['softbetter-until-60%'], H).fmt()} (Kaplan–Meier median)."]
+             f"{km_rounds(R['softbetter-until-60%'], H).fmt()} (Kaplan–Meier median).",
+             target_note({n: R[n] for n in names}, H, "60 %",
+                         "5.0-6.1 rounds on FMNIST with a CNN")]
     fig, ax = _fig(1, 6, 3.6)
     _curves(ax[0, 0], accs, "hybrids, non-IID")
     return Result(_r60_rows(R, H) + _rows(accs, "non-IID"), claims, fig,

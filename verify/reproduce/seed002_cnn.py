@@ -28,6 +28,9 @@ from .seed002_claims import scored
 from .stats import as_claim, decide, power_note
 
 N_PAPER = 250  # the paper's clients
+#: the accuracy gate: a best final accuracy more than this below the paper's 89.6 % means the
+#: stand-in CNN has not trained to the paper's regime (its comparisons are not exercised)
+TRAINED_GAP = 0.15
 DEPARTURE = ("Departure: N = {N} clients, not the paper's 250. With the paper's (gamma, eta) one "
              "participating client's step eta omega_n Delta_n / N would be 250 / N times the "
              "paper's (12.5x at N = 20: a client at p_min = 0.02 with omega_n up to K = 50 then "
@@ -136,7 +139,20 @@ def cnn_table(cfg) -> Result:
                   f"{backend}, server step sizes x {scale:g} (N / {N_PAPER})", notes=[
                       power_note(S, RESOLUTION * 100, [d.width * 100], " pp", paired=True),
                       "The paper's numbers are SVHN / CIFAR-10 at 2 000 / 10 000 rounds; only "
-                      "the ordering is compared.", DEPARTURE.format(N=N, scale=scale)])
+                      "the ordering is compared.", DEPARTURE.format(N=N, scale=scale),
+                      _participants_note(cfg, R)])
+
+
+def _participants_note(cfg, R) -> str:
+    """Why a small N cannot reach the paper's regime: the expected participants per round
+    (sum of p_n of data seed 0) beside the paper's, and the rounds run."""
+    part = float(np.sum(setting(cfg, 0)[1]))
+    return (f"Regime: about {part:.1f} participating clients per round (sum of p_n, data seed "
+            f"0) against about {0.1 * N_PAPER:.0f} in the paper (250 clients, mean p_n 0.1), "
+            f"for {R} rounds against the paper's 2 000: each round averages the updates of "
+            "that few clients, most holding one or two classes (Dirichlet 0.1), so with few "
+            "participants the accuracy wanders, and the accuracy gate, not more seeds, "
+            "decides whether the comparison is exercised.")
 
 
 def _cnn_backend(cfg):
@@ -172,16 +188,20 @@ def _cnn_claims(names, res, vals):
     base = max((n for n in names if n.startswith("Avg")), key=lambda n: res[n])
     d = decide(vals["FedAU K=50"], vals[base], expect=">", resolution=RESOLUTION, paired=True,
                scale=100, unit=" pp")
-    chance = 1.0 / 10
-    learned = max(res.values()) > chance + 0.1
-    # a comparison of methods none of which left chance level is not a comparison
+    chance, paper = 1.0 / 10, PAPER_SVHN["bernoulli"]["FedAU K=50"] / 100
+    trained = max(res.values()) >= paper - TRAINED_GAP
+    # a comparison of methods that have not trained to the paper's regime is not the paper's
+    gate = (f"not exercised when the best method ends more than {TRAINED_GAP * 100:g} pp below "
+            f"the paper's {paper * 100:.1f} % (the accuracy gate of this item)")
     claims = [as_claim("FedAU (K=50) beats the averaging baselines (Bernoulli)", "89.6 vs 87.2 / "
                        "87.0 (SVHN)", ", ".join(f"{n} {res[n] * 100:.2f}" for n in names) +
                        f"; FedAU - {base} {d.fmt()}",
                        f"above the best 'Avg' baseline by the paired 95 % interval (within "
-                       f"±{RESOLUTION * 100:g} pp: a tie); not exercised when no method is above "
-                       "chance + 10 pp", d.outcome if learned else "not exercised",
-                       d.how if learned else "no method left chance level at this size")]
+                       f"±{RESOLUTION * 100:g} pp: a tie); " + gate,
+                       d.outcome if trained else "not exercised",
+                       d.how if trained else f"the CNN has not trained: the best method ends at "
+                       f"{max(res.values()) * 100:.1f} %, more than {TRAINED_GAP * 100:g} pp "
+                       f"below the paper's {paper * 100:.1f} %")]
     ok = min(res.values()) > chance + 0.1
     claims.append(Claim("the CNN learns (above chance)", "77-90 % (far above 10 %)",
                         f"lowest {min(res.values()) * 100:.1f} %", "every method > chance + 10 pp",

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..figures.reproduce import reference_line
-from .claims import UNREACHED, acc_pair, no_interval_note, rounds_pair, unreached
-from .common import DIGITS, federate, pool, rounds_to, run_acc, torch_backend
+from .claims import UNREACHED, acc_pair, no_interval_note, rounds_pair, target_note, unreached
+from .common import DIGITS, acc_curves, federate, pool, rounds_to, torch_backend
 from .data import NotedCache, note
 from .registry import Claim, Result, register
 from .seed000 import _fig
@@ -159,6 +159,10 @@ def _fig2_sweep(cfg, axes):
     return rows, fin, div, test, settle
 
 
+#: Fig. 2's D: the paper prints ≈ 2; its own data give 3.04 (boundlab.errata DKR-13)
+D_ERRATUM, D_AUTHORS = "DKR-13", 3.04
+
+
 def _fig2_constant_claims(c, LF, div):
     """Fig. 2's claims on the constants L, ζ and D (``c``: ``toys.constants`` of the toy)."""
     return [
@@ -169,9 +173,13 @@ def _fig2_constant_claims(c, LF, div):
               f"(ζ_sup = {c.zeta.value:.4f})", "within 5 % relative",
               abs(max(div) - 0.407) <= 0.05 * 0.407,
               "" if abs(max(div) - 0.407) <= 0.05 * 0.407 else f"{max(div) / 0.407 - 1:+.1%}"),
-        Claim("D = |b0 - b*|", "≈ 2", f"{c.D.value:.4f}", "within 15 % relative",
-              abs(c.D.value - 2.0) <= 0.3, "" if abs(c.D.value - 2.0) <= 0.3 else
-              f"{c.D.value / 2 - 1:+.0%} (spec DKR-13: 3.04 on the authors' data too)"),
+        Claim("D = |b0 - b*|", f"≈ 2 as printed: the paper's own error ({D_ERRATUM}: "
+              f"its data give {D_AUTHORS:g})", f"{c.D.value:.4f} (printed ≈ 2: "
+              f"{c.D.value / 2 - 1:+.0%})", f"within 15 % relative of {D_AUTHORS:g}, the value "
+              f"of the authors' own data (erratum {D_ERRATUM}; the printed 2 is not ours to "
+              "match)", abs(c.D.value - D_AUTHORS) <= 0.15 * D_AUTHORS,
+              "" if abs(c.D.value - D_AUTHORS) <= 0.15 * D_AUTHORS else
+              f"{c.D.value / D_AUTHORS - 1:+.0%} from the authors' data's {D_AUTHORS:g}"),
     ]
 
 
@@ -240,8 +248,10 @@ def fig3(cfg) -> Result:
 
 
 @register("004:fig4", "DKR Fig. 4", "FedAvg iid vs non-iid (FEMNIST substitute)",
-          f"{DIGITS}; Dirichlet(0.1) label split vs uniform split, N = 50 clients, 20 per round; "
-          "a one-hidden-layer MLP instead of DKR's CNN on FEMNIST", "FEMNIST: rounds to 79 % "
+          f"{DIGITS}; Dirichlet(0.1) label split vs uniform split, N = 50 clients, 20 per round, "
+          "250 rounds at full size (N = 30, 10 per round, 60 rounds at quick size; N = 10, 5, "
+          "12 at tiny: the setup line gives the run's); a one-hidden-layer MLP instead of DKR's "
+          "CNN on FEMNIST", "FEMNIST: rounds to 79 % "
           "test accuracy 78 more for non-iid (≈ 55 % longer: R79 ≈ 142 iid, ≈ 220 non-iid); "
           "non-iid ends at a lower accuracy")
 def fig4(cfg) -> Result:
@@ -251,11 +261,11 @@ def fig4(cfg) -> Result:
     backend = torch_backend(cfg)
     acc = {}
     for name, scheme, opt in (("iid", "iid", {}), ("non-iid", "dirichlet", {"alpha": 0.1})):
-        acc[name] = np.stack([
-            run_acc(federate(X, y, scheme, N, s, model="mlp", hidden=cfg.pick(128, 32, 16),
-                             **opt), "fedavg", rounds=H, seed=s, backend=backend,
-                    device=cfg.device, participation=f"uniform:m={m}", lr=0.02, local_steps=25,
-                    batch_size=20).metrics["test_accuracy"] for s in range(S)])
+        acc[name] = acc_curves(  # the MLP: one run per seed (no population form)
+            lambda s, scheme=scheme, opt=opt: federate(X, y, scheme, N, s, model="mlp",
+                                                       hidden=cfg.pick(128, 32, 16), **opt),
+            "fedavg", rounds=H, seeds=range(S), backend=backend, device=cfg.device,
+            participation=f"uniform:m={m}", lr=0.02, local_steps=25, batch_size=20)
     claims, widths = _fig4_claims(acc, H)
     fig, ax = _fig(1, 5.5, 3.4)
     rows = []
@@ -271,7 +281,14 @@ def fig4(cfg) -> Result:
                   f"batch 20, {H} rounds (horizon H), {S} data seeds (split, test split, run "
                   "seed; both splits run on each, so the intervals are paired)",
                   notes=[power_note(S, RES_R, widths[:1], " round(s)", paired=True),
-                         power_note(S, 0.5, widths[1:], " pp", paired=True)])
+                         power_note(S, 0.5, widths[1:], " pp", paired=True),
+                         target_note({k: rounds_to(a, TARGET4) for k, a in acc.items()}, H,
+                                     "79 %", "≈ 142 (iid) and ≈ 220 (non-iid) rounds of DKR's "
+                                     "250 on FEMNIST") + f" Here N = {N} clients, {m} per round "
+                         "(DKR: the FEMNIST writers, 20 per round)."])
+
+
+PAPER_SLOWER = 78 / 142  # Fig. 4: non-iid needs 78 rounds (+55 %) more than iid's 142 to 79 %
 
 
 def _fig4_claims(acc, H):
@@ -279,16 +296,19 @@ def _fig4_claims(acc, H):
     [width of the R79 interval in rounds, width of the final-accuracy interval in pp])."""
     R = {k: rounds_to(a, TARGET4) for k, a in acc.items()}  # NaN: never reached
     f = {k: a[:, -max(1, H // 10):].mean(axis=1) for k, a in acc.items()}
-    slower = rounds_pair(R["non-iid"], R["iid"], ">", RES_R, H)
-    end = acc_pair(f["non-iid"], f["iid"], "<", 0.005)
     km = {k: km_rounds(r, H) for k, r in R.items()}
     rm = {k: float(np.mean(np.where(np.isfinite(r), r, H))) for k, r in R.items()}
+    eff = PAPER_SLOWER * rm["iid"]  # the paper's +55 % of our iid rounds
+    slower = rounds_pair(R["non-iid"], R["iid"], ">", RES_R, H, effect=eff if eff > 0 else None)
+    end = acc_pair(f["non-iid"], f["iid"], "<", 0.005)
     claims = [as_claim("non-iid needs more rounds to 79 %", "≈ 220 vs ≈ 142 (+55 %)",
                        f"Kaplan–Meier median {km['non-iid'].fmt()} vs {km['iid'].fmt()}; "
                        f"restricted mean {rm['non-iid']:.1f} vs {rm['iid']:.1f}, {slower.fmt()}",
                        "the paired 95 % interval of min(R79, H) (a run that never reaches 79 % "
-                       f"counts H = {H}, never dropped), non-iid minus iid, above 0 (within "
-                       f"±{RES_R:g} round: a tie); not exercised when no run reaches 79 %",
+                       f"counts H = {H}, never dropped), non-iid minus iid, above 0 and holding "
+                       f"the paper's +{PAPER_SLOWER:.0%} of iid's rounds ({eff:+.1f} here; within "
+                       f"±{RES_R:g} round: a tie); not exercised when no run reaches 79 % or "
+                       "more than half are censored",
                        "not exercised" if unreached(*R.values()) else slower.outcome,
                        UNREACHED if unreached(*R.values()) else slower.how),
               as_claim("non-iid ends lower", "lower final accuracy",

@@ -1,6 +1,6 @@
 """Outcome statistics of the reproductions: rounds-to-target with censoring (Kaplan–Meier) and
-the decision of a claim from intervals over seeds (``matches`` / ``differs`` / ``tie`` /
-``inconclusive``).
+the decision of a claim from intervals over seeds (:data:`DECISIONS`: ``matches`` /
+``differs`` / ``differs in size`` / ``tie`` / ``not exercised`` / ``inconclusive``).
 
 Why. A reproduction compares two arms (two rules, two settings) over a few seeds. Comparing
 their means alone calls a sub-resolution wobble a difference; dropping the runs that never
@@ -16,15 +16,20 @@ reach a target biases R_x towards the fast runs. Here:
   against hand-computed curves) instead of a survival library: the ones on the index pull a
   modelling stack this package does not need.
 * **Decisions.** :func:`decide` takes the per-seed values of two arms (paired by seed when the
-  arms share their data seeds) and the rule's stated ``resolution``; the 95 % Student-t
-  interval [lo, hi] of the difference a - b decides (:func:`relation`): a *tie* when it lies
-  inside (-resolution, resolution) (an equivalence test at the resolution), an ordering when
-  it excludes 0 (a significance test) and no tie is shown, else *inconclusive*: too few seeds
-  to tell, the word of the bound checks (:mod:`verify.compare`: "the interval contains the
-  threshold"). An interval narrower than the resolution always decides, so the seeds that
-  would decide it are n = (2 z s / resolution)^2 (s: the standard deviation of the per-seed
-  difference, z = 1.96), reported with an inconclusive outcome. :func:`decide_intervals`
-  does the same from the two arms' own intervals (e.g. Kaplan–Meier medians).
+  arms share their data seeds), the rule's stated ``resolution`` (the equivalence margin) and,
+  where the paper gives one, its ``effect`` (a - b in the claim's unit); the 95 % Student-t
+  interval [lo, hi] of the difference a - b decides, on size as well as direction: *matches*
+  when it excludes 0 on the paper's side and contains the paper's effect (or the claim is
+  directional only); *differs in size* when it excludes the paper's effect (whether or not the
+  direction is decided: the data say the paper's effect is not here); *differs* when it shows
+  the reverse order; a *tie* only from an equivalence test (TOST at the stated margin: the
+  interval inside (-resolution, resolution)), never from a zero-width interval (identical
+  values on every seed: *not exercised*, the comparison measures nothing); else
+  *inconclusive*: too few seeds to tell, the word of the bound checks. The seeds that would
+  decide it (:mod:`verify.reproduce.power`: the direction, or the equivalence of an "about
+  equal" claim, with 80 % power at the observed mean difference and spread) are reported with
+  it. :func:`decide_intervals` does the same from the two arms' own intervals (e.g.
+  Kaplan–Meier medians).
 
 Example
 -------
@@ -47,126 +52,29 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["Decision", "KaplanMeier", "Z95", "as_claim", "combine", "decide", "decide_intervals",
-           "kaplan_meier", "km_rounds", "power_note", "reach_target", "relation"]
+from .survival import KaplanMeier, kaplan_meier, km_rounds
+
+__all__ = ["DECISIONS", "DEGENERATE", "Decision", "KaplanMeier", "Z95", "as_claim", "combine",
+           "decide", "decide_intervals", "kaplan_meier", "km_rounds", "power_note",
+           "reach_target", "relation"]
 
 #: the normal 97.5 % quantile (the seeds-needed projection of a 95 % interval)
 Z95 = 1.959963984540054
 _EXPECT = (">", "<", "=")
-
-
-@dataclass(frozen=True)
-class KaplanMeier:
-    """A Kaplan–Meier estimate: ``times`` (the distinct event times), ``survival`` S(t) just
-    after each, its Greenwood variance ``var``, the pointwise band ``lower`` / ``upper``,
-    ``n`` runs of which ``censored`` never reached, ``horizon`` (the largest time seen) and
-    the ``median`` with its interval [``median_lo``, ``median_hi``] (``inf``: S never falls
-    to 1/2 within the horizon, only "> horizon" is known)."""
-
-    times: np.ndarray
-    survival: np.ndarray
-    var: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    n: int
-    censored: int
-    horizon: float
-    median: float
-    median_lo: float
-    median_hi: float
-
-    def restricted_mean(self, tau: float | None = None) -> float:
-        """E[min(T, tau)] = the area under S(t) on [0, tau] (default: the horizon); equals the
-        plain mean when no run is censored before tau."""
-        tau = self.horizon if tau is None else float(tau)
-        t = np.concatenate([[0.0], self.times[self.times < tau], [tau]])
-        s = np.concatenate([[1.0], self.survival[self.times < tau]])
-        return float(np.sum(np.diff(t) * s))
-
-    def fmt(self, unit: str = "") -> str:
-        """'median [lo, hi]' plus the censored count, e.g. ``'9 [7, 14]'`` or
-        ``'> 50 [31, > 50] (5/8 censored)'``."""
-        def f(v):
-            return f"> {self.horizon:g}" if math.isinf(v) else f"{v:g}"
-
-        tail = f" ({self.censored}/{self.n} censored)" if self.censored else ""
-        return f"{f(self.median)}{unit} [{f(self.median_lo)}, {f(self.median_hi)}]" + tail
-
-
-def _bands(S, g, z, transform):
-    """Pointwise (lower, upper) of S given Greenwood's sum ``g`` = sum d / (n (n - d))."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if transform == "linear":
-            se = S * np.sqrt(g)
-            lo, hi = np.clip(S - z * se, 0.0, 1.0), np.clip(S + z * se, 0.0, 1.0)
-        else:  # log(-log S): Kalbfleisch-Prentice
-            se = np.sqrt(g) / np.abs(np.log(S))
-            lo, hi = S ** np.exp(z * se), S ** np.exp(-z * se)
-    edge = (S <= 0) | (S >= 1) | ~np.isfinite(g)
-    return np.where(edge, S, lo), np.where(edge, S, hi)
-
-
-def _first_below(times, curve, half=0.5) -> float:
-    idx = np.flatnonzero(curve <= half)
-    return float(times[idx[0]]) if idx.size else math.inf
-
-
-def kaplan_meier(times, reached=None, *, level: float = 0.95,
-                 transform: str = "loglog") -> KaplanMeier:
-    """The Kaplan–Meier estimate of ``times`` (event or censoring times); ``reached`` says
-    which are events (default: all). Ties: events at t leave before the runs censored at t.
-
-    >>> kaplan_meier([3.0, 3.0], reached=[False, False]).median
-    inf
-    """
-    t = np.asarray(times, dtype=float).ravel()
-    e = np.ones(t.shape, bool) if reached is None else np.asarray(reached, bool).ravel()
-    if t.size == 0 or e.shape != t.shape or not np.all(np.isfinite(t)):
-        raise DomainError("times", times, "a non-empty array of finite times with one "
-                                          "'reached' flag each")
-    if transform not in ("loglog", "linear"):
-        raise DomainError("transform", transform, "'loglog' or 'linear'")
-    if not 0 < level < 1:
-        raise DomainError("level", level, "0 < level < 1")
-    ut = np.unique(t[e])
-    at_risk = (t[None, :] >= ut[:, None]).sum(axis=1).astype(float)
-    d = ((t[None, :] == ut[:, None]) & e[None, :]).sum(axis=1).astype(float)
-    S = np.cumprod(1.0 - d / at_risk)
-    with np.errstate(divide="ignore"):
-        g = np.cumsum(d / (at_risk * (at_risk - d)))
-    z = float(_z(level))
-    lo, hi = _bands(S, g, z, transform)
-    var = np.where(S > 0, S ** 2 * np.where(np.isfinite(g), g, 0.0), 0.0)
-    return KaplanMeier(ut, S, var, lo, hi, int(t.size), int((~e).sum()),
-                       float(t.max()), _first_below(ut, S), _first_below(ut, lo),
-                       _first_below(ut, hi))
-
-
-def _z(level):
-    from scipy import stats
-
-    return stats.norm.ppf(0.5 + level / 2)
-
-
-def km_rounds(R, horizon: int, **kw) -> KaplanMeier:
-    """:func:`kaplan_meier` of R_x values (:func:`verify.reproduce.common.rounds_to`: NaN =
-    never reached), the unreached censored at ``horizon``.
-
-    >>> km_rounds([4.0, float("nan"), 6.0], horizon=50).fmt()
-    '6 [4, > 50] (1/3 censored)'
-    """
-    r = np.asarray(R, dtype=float).ravel()
-    hit = np.isfinite(r)
-    return kaplan_meier(np.where(hit, r, float(horizon)), hit, **kw)
+#: the outcomes of a decision (the registry's OUTCOMES)
+DECISIONS = ("matches", "differs", "differs in size", "tie", "not exercised", "inconclusive")
 
 
 @dataclass(frozen=True)
 class Decision:
-    """A claim decided from intervals: ``outcome`` (``matches`` / ``differs`` / ``tie`` /
-    ``inconclusive``), the ``relation`` the interval shows (``">"``, ``"<"``, ``"tie"`` or
-    ``"?"``), the difference a - b (``diff``) and its 95 % interval [``lo``, ``hi``],
-    ``n`` seeds per arm, ``width`` = hi - lo (the resolution these seeds give) and
-    ``seeds_needed`` (per arm, for an inconclusive outcome; None when it cannot be said)."""
+    """A claim decided from intervals: ``outcome`` (one of :data:`DECISIONS`), the
+    ``relation`` the interval shows (``">"``, ``"<"``, ``"tie"`` or ``"?"``), the difference
+    a - b (``diff``) and its 95 % interval [``lo``, ``hi``], ``n`` seeds per arm, the
+    equivalence margin ``resolution``, ``width`` = hi - lo, the paper's ``effect`` (a - b in the
+    same unit; None for a directional-only claim) and ``seeds_needed`` (per arm, for an
+    inconclusive outcome: the seeds that decide the direction, or show the equivalence of an
+    "about equal" claim, with 80 % power at the observed difference and spread ``sd``; None
+    when no number of seeds would)."""
 
     outcome: str
     relation: str
@@ -179,35 +87,63 @@ class Decision:
     why: str = ""
     scale: float = 1.0
     unit: str = ""
+    effect: float | None = None
+    sd: float = math.nan
+    expect: str = ""
 
     @property
     def width(self) -> float:
         return self.hi - self.lo
 
+    def _v(self, v: float) -> str:
+        return f"{v * self.scale:.3g}{self.unit}"
+
     @property
     def how(self) -> str:
         """Why it is not a match, in a few words ('' for a match)."""
-        if self.outcome == "matches":
+        o, iv = self.outcome, f"[{self._v(self.lo)}, {self._v(self.hi)}]"
+        eff = "" if self.effect is None else f"the paper's effect {self._v(self.effect)}"
+        if o == "matches":
             return ""
-        if self.outcome == "inconclusive":
-            more = (f"about {self.seeds_needed} seeds per arm would decide it"
-                    if self.seeds_needed else self.why or "more seeds needed")
-            k = self.scale
-            return (f"95 % interval of the difference [{self.lo * k:.3g}, {self.hi * k:.3g}]"
-                    f"{self.unit} is wider than the resolution {self.resolution * k:g}"
-                    f"{self.unit}; {more}")
+        if o == "differs in size":
+            dirn = ("its direction matches" if self.relation in (">", "<") else
+                    "its direction is not decided")
+            return f"95 % interval of the difference {iv} excludes {eff} ({dirn})"
+        if o == "tie":
+            return (f"equivalence test (TOST) at the margin ±{self._v(self.resolution)}: the "
+                    f"95 % interval {iv} lies inside it" +
+                    (f"; it excludes {eff}" if eff and not self.lo <= self.effect <= self.hi
+                     else ""))
+        if o == "inconclusive":
+            return f"95 % interval of the difference {iv} {self._open()}; {self._more()}"
         return self.why or self.fmt()
+
+    def _open(self) -> str:
+        if self.relation == "?" and self.effect is not None:
+            return f"contains both 0 and the paper's effect {self._v(self.effect)}"
+        return (f"neither excludes 0 nor lies inside the margin ±{self._v(self.resolution)}")
+
+    def _more(self) -> str:
+        if self.seeds_needed:
+            goal = ("show the equivalence" if self.expect == "=" else "decide the direction")
+            return (f"about {self.seeds_needed} seeds per arm would {goal} (80 % power at the "
+                    f"observed difference {self._v(self.diff)} and spread {self._v(self.sd)})")
+        return self.why or (
+            "the observed difference is 0 (or beyond the margin): no number of seeds decides "
+            "it at this size of effect")
 
     def fmt(self) -> str:
         """'diff d [lo, hi] (n = ...)' of the difference a - b, in the display unit."""
         k, u = self.scale, self.unit
         return (f"diff {self.diff * k:+.3g}{u} [{self.lo * k:.3g}, {self.hi * k:.3g}] "
-                f"(n = {self.n})")
+                f"(n = {self.n}" + ("" if self.effect is None else
+                                   f"; paper {self.effect * k:+.3g}{u}") + ")")
 
 
 def relation(lo: float, hi: float, resolution: float) -> str:
     """What the interval [lo, hi] of a - b shows at ``resolution``: ``"tie"`` inside
-    (-resolution, resolution), else ``">"`` / ``"<"`` when it excludes 0, else ``"?"``.
+    (-resolution, resolution) (the equivalence test), else ``">"`` / ``"<"`` when it excludes
+    0, else ``"?"``.
 
     >>> relation(-0.2, 0.3, 0.5), relation(0.1, 2.0, 0.5), relation(-1.0, 2.0, 0.5)
     ('tie', '>', '?')
@@ -223,22 +159,32 @@ def relation(lo: float, hi: float, resolution: float) -> str:
     return "?"
 
 
-def _outcome(rel: str, expect: str) -> str:
-    if rel == "?":
-        return "inconclusive"
+def _outcome(rel: str, expect: str, lo: float, hi: float, effect) -> str:
+    """The outcome of ``a expect b`` from the relation of [lo, hi] and the paper's effect."""
     if expect == "=":
-        return "matches" if rel == "tie" else "differs"
+        return {"tie": "matches", "?": "inconclusive"}.get(rel, "differs")
     if rel == "tie":
         return "tie"
-    return "matches" if rel == expect else "differs"
+    if rel in (">", "<") and rel != expect:
+        return "differs"
+    if effect is not None and not lo <= effect <= hi:
+        return "differs in size"
+    return "matches" if rel == expect else "inconclusive"
 
 
-def _check(expect, resolution):
+def _check(expect, resolution, effect=None):
     if expect not in _EXPECT:
         raise DomainError("expect", expect, "'>', '<' or '=' (the paper's a vs b)")
     if not (isinstance(resolution, (int, float)) and resolution > 0 and
             math.isfinite(resolution)):
         raise DomainError("resolution", resolution, "a finite number > 0")
+    if effect is None:
+        return
+    ok = isinstance(effect, (int, float)) and math.isfinite(effect) and (
+        (expect == ">" and effect > 0) or (expect == "<" and effect < 0))
+    if not ok:
+        raise DomainError("effect", effect, "a finite paper's difference a - b of the claim's "
+                          "sign (> 0 for '>', < 0 for '<'; none for '=')")
 
 
 def _arms(a, b, paired):
@@ -251,28 +197,41 @@ def _arms(a, b, paired):
     return a, b
 
 
+#: a zero-width interval (no spread in the per-seed difference) that shows no ordering
+DEGENERATE = ("every seed gives the same difference {d} (a zero-width interval): the "
+              "comparison measures nothing here (e.g. every arm reaches the target at once, "
+              "or two arms run bit-identically)")
+
+
 def decide(a, b, *, expect: str, resolution: float, paired: bool = False,
-           level: float = 0.95, scale: float = 1.0, unit: str = "") -> Decision:
+           level: float = 0.95, scale: float = 1.0, unit: str = "",
+           effect: float | None = None) -> Decision:
     """Decide the paper's claim ``a expect b`` (``">"``, ``"<"`` or ``"="``) from per-seed
-    values at ``resolution``: the Student-t interval of the mean difference (``paired``: of
-    the per-seed differences a_i - b_i, for arms run on the same data seeds; else Welch's).
-    Fewer than two seeds in an arm: inconclusive (no spread to judge). ``scale`` / ``unit``:
-    how the texts show the numbers (``100, " pp"`` for accuracies).
+    values: the Student-t interval of the mean difference (``paired``: of the per-seed
+    differences a_i - b_i, for arms run on the same data seeds; else Welch's). ``effect``: the
+    paper's a - b where it gives one (same unit as a, b): the interval must contain it for a
+    match (else ``differs in size``). ``resolution`` is the equivalence margin: a tie (or the
+    match of ``"="``) needs the interval inside (-resolution, resolution), never a zero-width
+    one (``not exercised``). Fewer than two seeds in an arm: inconclusive. ``scale`` /
+    ``unit``: how the texts show the numbers (``100, " pp"`` for accuracies).
 
     >>> decide([1.0, 1.1, 0.9], [1.0, 1.05, 0.95], expect="=", resolution=0.5,
     ...        paired=True).outcome
     'matches'
+    >>> decide([3.0, 2.0, 4.0, 3.5], [3.2, 2.1, 4.1, 3.4], expect="<", resolution=0.01,
+    ...        paired=True, effect=-7.0).outcome
+    'differs in size'
     """
     from scipy import stats
 
-    _check(expect, resolution)
+    _check(expect, resolution, effect)
     a, b = _arms(a, b, paired)
     diff = float(a.mean() - b.mean())
     n = int(min(a.size, b.size))
     if n < 2:
         return Decision("inconclusive", "?", diff, -math.inf, math.inf, n, resolution, None,
                         "one seed: no spread to judge; run at least 2 seeds per arm", scale,
-                        unit)
+                        unit, effect, math.nan, expect)
     if paired:
         s = float(np.std(a - b, ddof=1))
         se, dof = s / math.sqrt(n), n - 1
@@ -282,60 +241,69 @@ def decide(a, b, *, expect: str, resolution: float, paired: bool = False,
         dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else 1
         s = se * math.sqrt(n)
     h = float(stats.t.ppf(0.5 + level / 2, dof) * se)
-    return _decision(diff, diff - h, diff + h, n, expect, resolution,
-                     _needed(s, resolution, _z(level)), scale=scale, unit=unit)
+    big = max(1.0, float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    if h <= 1e-12 * big and abs(diff) < resolution:
+        return Decision("not exercised", "?", diff, diff, diff, n, resolution, None,
+                        DEGENERATE.format(d=f"{diff * scale:+.3g}{unit}"), scale, unit, effect,
+                        s, expect)
+    return _decision(diff, diff - h, diff + h, n, expect, resolution, s, scale=scale,
+                     unit=unit, effect=effect, level=level)
 
 
-def _needed(s: float, resolution: float, z: float) -> int:
-    """Seeds per arm whose interval of the difference (spread ``s`` per seed) is narrower
-    than ``resolution``: n > (2 z s / resolution)^2."""
-    return int(math.floor((2 * z * s / resolution) ** 2)) + 1
+def _decision(diff, lo, hi, n, expect, resolution, s, why_more="", scale=1.0, unit="",
+              effect=None, level=0.95):
+    from .power import seeds_for_direction, seeds_for_equivalence
 
-
-def _decision(diff, lo, hi, n, expect, resolution, needed, why_more="", scale=1.0, unit=""):
     rel = relation(lo, hi, resolution)
-    out = _outcome(rel, expect)
-    why = ""
+    out = _outcome(rel, expect, lo, hi, effect)
+    why, need = "", None
     if out == "differs":
         why = ("an ordering where the paper has none" if expect == "=" else
                "the interval shows the reverse order")
-    return Decision(out, rel, diff, lo, hi, n, resolution,
-                    max(needed, n + 1) if out == "inconclusive" and needed else None,
-                    why or (why_more if out == "inconclusive" else ""), scale, unit)
+    elif out == "inconclusive" and math.isfinite(s):
+        need = (seeds_for_equivalence(diff, s, resolution, level=level) if expect == "=" else
+                seeds_for_direction(diff, s, level=level))
+        need = None if need is None else max(need, n + 1)
+        why = why_more
+    elif out == "inconclusive":
+        why = why_more
+    return Decision(out, rel, diff, lo, hi, n, resolution, need, why, scale, unit, effect, s,
+                    expect)
 
 
 def decide_intervals(diff: float, lo_a: float, hi_a: float, lo_b: float, hi_b: float, *,
                      expect: str, resolution: float, n: int, scale: float = 1.0,
-                     unit: str = "") -> Decision:
+                     unit: str = "", effect: float | None = None) -> Decision:
     """Decide ``a expect b`` from each arm's own 95 % interval (e.g. Kaplan–Meier medians):
     the difference's interval is [lo_a - hi_b, hi_a - lo_b] (conservative: it holds whenever
-    both do). ``n`` seeds per arm; the seeds needed scale the width as 1 / sqrt(n) (None
-    when an interval is open: the horizon, not the seeds, limits it).
+    both do). ``n`` seeds per arm; the projection reads the per-seed spread off the interval's
+    width (s = sqrt(n) width / (2 z); none when an interval is open: the horizon, not the
+    seeds, limits it).
 
     >>> decide_intervals(-5.0, 2, 6, 7, 14, expect="<", resolution=1, n=8).outcome
     'matches'
     """
-    _check(expect, resolution)
+    _check(expect, resolution, effect)
     lo, hi = lo_a - hi_b, hi_a - lo_b
     w = hi - lo
-    needed = (int(math.floor(n * (w / resolution) ** 2)) + 1) if math.isfinite(w) and n >= 1 \
-        else None
-    why = ("" if needed else "an interval reaches the horizon: a longer run, not more seeds, "
-           "decides it first")
-    return _decision(float(diff), float(lo), float(hi), int(n), expect, resolution, needed, why,
-                     scale, unit)
+    s = math.sqrt(n) * w / (2 * Z95) if math.isfinite(w) and n >= 1 else math.nan
+    why = ("" if math.isfinite(s) else "an interval reaches the horizon: a longer run, not more "
+           "seeds, decides it first")
+    return _decision(float(diff), float(lo), float(hi), int(n), expect, resolution, s, why,
+                     scale, unit, effect)
 
 
 def combine(decisions) -> str:
-    """The outcome of a claim that needs every part (``"a and b"``): ``differs`` when any part
-    differs, else ``inconclusive`` when any is, else ``tie`` when any ties, else ``matches``.
+    """The outcome of a claim that needs every part (``"a and b"``): the first of ``differs``,
+    ``differs in size``, ``not exercised`` (a part the setup cannot show: the whole cannot be
+    shown), ``inconclusive``, ``tie`` that any part has, else ``matches``.
 
     >>> combine([decide([3.0, 3.1], [1.0, 1.1], expect=">", resolution=0.5, paired=True),
     ...          decide([1.0, 1.0], [5.0, 5.0], expect=">", resolution=0.5)])
     'differs'
     """
     outs = {getattr(d, "outcome", d) for d in decisions}
-    for o in ("differs", "inconclusive", "tie", "not exercised"):
+    for o in ("differs", "differs in size", "not exercised", "inconclusive", "tie"):
         if o in outs:
             return o
     return "matches"
@@ -343,9 +311,9 @@ def combine(decisions) -> str:
 
 def as_claim(what: str, paper: str, ours: str, rule: str, outcome: str, how: str = ""):
     """A :class:`~verify.reproduce.registry.Claim` with ``outcome`` (one of its outcomes)."""
-    from .registry import Claim
+    from .registry import STATUSES, Claim
 
-    status = outcome if outcome in ("tie", "inconclusive", "not exercised") else None
+    status = outcome if outcome in STATUSES else None
     return Claim(what, paper, ours, rule, outcome == "matches",
                  "" if outcome == "matches" else how, status=status)
 

@@ -4,6 +4,7 @@ known by hand (the runs replaced by fixed curves where a claim is built inside i
 the pieces they share (:mod:`verify.reproduce.claims`) against independent references.
 Every item also runs end to end at tiny size in ``test_every_item_tiny.py``."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -49,10 +50,14 @@ def test_rounds_pair_counts_the_unreached_at_the_horizon():
 
 def test_against_all_needs_every_rival():
     head = np.array([0.90, 0.91, 0.92, 0.905])
+    near = head + np.array([0.001, -0.001, 0.0005, -0.0005])  # within ±0.5 pp: a TOST tie
+    out, dec = cl.against_all(head, {"far": head - 0.10, "near": near}, ">", resolution=0.005)
+    assert dec["far"].outcome == "matches" and dec["near"].outcome == "tie"
+    assert out == "tie" and cl.hows(dec).startswith("near: tie")
+    # an identical rival is a zero-width interval: not exercised, and the claim with it
     out, dec = cl.against_all(head, {"far": head - 0.10, "same": head.copy()}, ">",
                               resolution=0.005)
-    assert dec["far"].outcome == "matches" and dec["same"].outcome == "tie"
-    assert out == "tie" and cl.hows(dec).startswith("same: tie")
+    assert dec["same"].outcome == "not exercised" and out == "not exercised"
 
 
 def test_no_interval_note_is_a_power_line():
@@ -89,7 +94,8 @@ def test_fig6_claims_by_hand():
     from verify.reproduce.seed000_claims import fig6_claims
 
     t = np.arange(1, 41)
-    iid = np.array([0.3 / t, 0.2 / t, 0.25 / t])  # slope exactly -1 on every seed
+    # slopes -1.02, -0.98, -1.0 (a zero-spread slope of exactly -1 would measure nothing)
+    iid = np.array([0.3 * t ** -1.02, 0.2 * t ** -0.98, 0.25 / t])
     tn = np.full((3, 40), 0.05)  # far from p: log10(0.05 / (c / 40)) > log10 2 by ~0.5
     claims, notes = fig6_claims({"IID": iid, "TNIID": tn})
     assert [c.outcome for c in claims] == ["matches", "matches"]
@@ -127,15 +133,17 @@ def _ramp(speed, cap=0.9, seed=0, R=12):
 
 
 def test_001_equal_rules_tie_and_a_better_hybrid_matches(monkeypatch):
-    def curve(fw, algo, hyper, s):
+    def curve(fw, algo, hyper, s):  # the plain rules 0-0.4 pp apart by seed, never identical
         best = len(hyper.get("rules", ())) == 3  # the three-rule hybrid
-        return _ramp(1.0, 0.95 if best else 0.9, s) + (0.002 * s if best else 0.0)
+        return _ramp(1.0, 0.95 if best else 0.9, s) + (
+            0.002 * s if best else 1e-3 * ((len(algo) * (s + 2)) % 5))
 
     m = _fake_001(monkeypatch, curve)
-    r = m.fig1(TINY)
+    r = m.fig1(dataclasses.replace(TINY, seeds=6))
     assert [c.outcome for c in r.claims] == ["matches", "matches"]
-    r = m.fig2(TINY)  # identical rules: R60 ordering a tie, no difference, FedAvg level
-    assert [c.outcome for c in r.claims] == ["tie", "matches", "tie"]
+    r = m.fig2(TINY)  # identical R60 (a zero-width interval [0, 0]): not exercised, never a
+    # tie; the finals 0-0.4 pp apart at 2 seeds: too few to tell
+    assert [c.outcome for c in r.claims] == ["not exercised"] * 2 + ["inconclusive"]
     assert sum(n.startswith("Power: 2 seeds per arm") for n in r.notes) == 2
 
 
@@ -172,10 +180,22 @@ def test_002_table1_claims_by_hand():
     vals["cyclic", "MIFA"] = _seeds(0.60)
     claims, widths = _table1_claims(vals)
     outs = [c.outcome for c in claims]
-    # three patterns: FedAU above both baselines; K=50 = K→∞ identical: not exercised;
-    # FedAU above known statistics in 3 of 3; MIFA the lowest in the cyclic column
-    assert outs == ["matches"] * 3 + ["not exercised", "matches", "matches"]
+    # FedAU 5 pp above both baselines in every pattern (the paper: 1.4 to 3.3 pp on SVHN):
+    # the order matches, the size does not; K=50 = K→∞ identical: not exercised; 5 pp above
+    # known statistics (paper 0.1 to 1.2 pp); MIFA 20 pp below the rest (paper 6.5 to 11.4)
+    assert outs == ["differs in size"] * 3 + ["not exercised", "differs in size",
+                                              "differs in size"]
+    assert "excludes the paper's effect 2.4 pp" in claims[0].how
     assert len(widths) == 3 * 2 + 3 + 3 + 6
+    # leads of the paper's size (bernoulli 2.4 / 2.6, markov 2.4 / 2.7, cyclic 3.3 / 1.4 pp;
+    # MIFA 6.5 to 11.4 pp below): every interval holds them
+    lead = {"bernoulli": [0.024, 0.026, 0.025], "markov": [0.024, 0.027, 0.0255],
+            "cyclic": [0.015, 0.032, 0.0235]}
+    for p in PATTERNS:
+        vals[p, "FedAU K=50"] = vals[p, "Avg all"] + lead[p]
+    vals["cyclic", "MIFA"] = vals["cyclic", "Avg all"] - [0.06, 0.11, 0.085]
+    outs = [c.outcome for c in _table1_claims(vals)[0]]
+    assert outs[:3] == ["matches"] * 3 and outs[-1] == "matches"
 
 
 def test_002_fig1_claims_by_hand():
@@ -204,7 +224,17 @@ def test_002_d1_claims_by_hand():
     for k, gap in zip(key, (0.06, 0.04)):  # FedAU above both, rising 1 pp, the gap shrinking
         v[k, "FedAU K=50"] = v[k, "Avg all"] + gap + np.array([0.0, 0.001, 0.002])
     claims, _ = _d1_claims(v, key, names, (0.01, 1.0))
-    assert [c.outcome for c in claims] == ["matches", "matches", "matches"]  # 6 of 7 rise
+    # the orders hold but not the paper's sizes (CIFAR-10: FedAU 4.6 / 7.4 pp above the
+    # baselines at .01, the gap shrinking by 5.3 pp, the methods rising 1.0 to 6.4 pp)
+    assert [c.outcome for c in claims] == ["differs in size"] * 3
+    # the paper's own table plus seed noise (0.2 pp): every interval holds its effect
+    from verify.reproduce.seed002_appendix import PAPER_D11
+
+    rng = np.random.default_rng(11)
+    v = {(k, n): PAPER_D11[n][i] / 100 + rng.normal(0, 0.002, 3)
+         for k, i in zip(key, (0, 4)) for n in names}
+    claims, _ = _d1_claims(v, key, names, (0.01, 1.0))
+    assert [c.outcome for c in claims] == ["matches", "matches", "matches"]
 
 
 # ------------------------------------------------------------------ seed 003
@@ -220,13 +250,18 @@ def _fake_003(monkeypatch, curve):
 
 
 def test_003_table1_by_hand(monkeypatch):
-    def curve(data, model, beta, clip, s):  # imbalanced: β = .5 two rounds sooner
+    def curve(data, model, beta, clip, s):  # imbalanced: β = .5 3-4 rounds sooner of FedAvg's
+        # 9 (convex; the paper: -37.5 %), 1-2 of 8 (MLP; the paper: -15 %); balanced: one
+        # round either way by seed and β
         fast = data == "imbalanced" and beta < 1
-        return np.minimum(0.95, 0.1 * np.arange(1, 13) + (0.2 if fast else 0.0)) + 1e-3 * s
+        lead = (0.3 if model == "logistic" else 0.1) + 0.1 * (s % 2)
+        wob = 0.1 * ((s + int(beta * 10)) % 2) if data == "balanced" else 0.0
+        return np.minimum(0.95, 0.1 * np.arange(1, 13) + (lead if fast else 0.0) + wob) + \
+            1e-3 * s
 
-    r = _fake_003(monkeypatch, curve).table1(TINY)
+    r = _fake_003(monkeypatch, curve).table1(dataclasses.replace(TINY, seeds=6))
     assert [c.outcome for c in r.claims] == ["matches"] * 4
-    assert r.notes[0].startswith("Power: 2 seeds per arm")
+    assert r.notes[0].startswith("Power: 6 seeds per arm")
     r = _fake_003(monkeypatch, lambda *a: np.full(12, 0.5)).table1(TINY)  # never reached
     assert {c.outcome for c in r.claims} == {"not exercised"}
 
@@ -247,7 +282,12 @@ def test_004_fig4_claims_by_hand():
     acc = {"iid": np.stack([np.minimum(0.9, 0.2 * r + 0.01 * s) for s in range(3)]),
            "non-iid": np.stack([np.minimum(0.8, 0.1 * r + 0.01 * s) for s in range(3)])}
     claims, widths = _fig4_claims(acc, 12)  # R79: 4 vs 8 rounds; ends 0.9 vs 0.8
-    assert [c.outcome for c in claims] == ["matches", "matches"] and len(widths) == 2
+    # non-iid 4 rounds (+100 %) slower on every seed; the paper: +55 % (2.2 rounds here)
+    assert [c.outcome for c in claims] == ["differs in size", "matches"] and len(widths) == 2
+    assert "excludes the paper's effect 2.2 rd" in claims[0].how
+    acc["non-iid"] = np.stack([np.minimum(0.8, k * r) for k in (0.14, 0.12, 0.14)])
+    claims, _ = _fig4_claims(acc, 12)  # R79: 6, 7, 6 vs 4: +2.3 [0.9, 3.8] holds 2.2
+    assert [c.outcome for c in claims] == ["matches", "matches"]
     low = {k: np.minimum(a, 0.5) for k, a in acc.items()}
     assert _fig4_claims(low, 12)[0][0].outcome == "not exercised"
 

@@ -180,5 +180,5 @@ def test_the_users_idx_files_are_named(tmp_path):
     sec = (out / "000-fig7" / "section.md").read_text()
     data = _field(sec, "Data")
     assert "the user's IDX files train-images-idx3-ubyte.gz" in data and str(d) in data
-    assert "400 of the 1797 images" in data and "by default scikit-learn" in sec
+    assert "400 of the 1797 images" in data and "the stand-in's fallback, scikit-learn" in sec
     assert "softmax regression" in _field(sec, "Model")

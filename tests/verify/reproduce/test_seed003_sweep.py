@@ -25,13 +25,15 @@ def fresh(monkeypatch):
 
 
 def _spy(monkeypatch):
-    """The run seeds of every toys.run; ``calls.fail = True``: any run is an error."""
+    """The run seeds of every toys.run and of every instance of a toys.run_many (the seeds of
+    an arm as one population, verify.reproduce.batch); ``calls.fail = True``: any run is an
+    error."""
     import toys
 
     class Calls(list):
         fail = False
 
-    calls, real = Calls(), toys.run
+    calls, real, real_many = Calls(), toys.run, toys.run_many
 
     def run(*args, **kw):
         if calls.fail:
@@ -39,7 +41,14 @@ def _spy(monkeypatch):
         calls.append(kw["seed"])
         return real(*args, **kw)
 
+    def run_many(*args, **kw):
+        if calls.fail:
+            raise AssertionError("toys.run_many called: a kept point was recomputed")
+        calls.extend(kw["seeds"])
+        return real_many(*args, **kw)
+
     monkeypatch.setattr(toys, "run", run)
+    monkeypatch.setattr(toys, "run_many", run_many)
     return calls
 
 

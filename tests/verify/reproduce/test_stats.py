@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from boundlab.errors import DomainError
+from verify.reproduce.power import seeds_for_direction
 from verify.reproduce.registry import OUTCOMES, Claim, Result
 from verify.reproduce.stats import (
-    Z95,
     as_claim,
     combine,
     decide,
@@ -126,11 +126,18 @@ def test_paired_and_welch_intervals_are_scipys():
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.floats(-100, 100), min_size=1, max_size=12), st.sampled_from([">", "<", "="]),
        st.booleans(), st.floats(0.01, 10))
-def test_identical_arms_never_differ(values, expect, paired, res):
+def test_identical_arms_are_never_a_tie_or_a_match(values, expect, paired, res):
+    """Identical values on every seed: a zero-width interval [0, 0] measures nothing (issue 32:
+    001:fig3's every-arm-at-round-2 'tie'): not exercised, never a tie, a match or a
+    difference (one seed: inconclusive)."""
     d = decide(values, list(values), expect=expect, resolution=res, paired=paired)
-    assert d.outcome != "differs"
-    assert d.outcome in (("matches", "inconclusive") if expect == "=" else
-                         ("tie", "inconclusive"))
+    if len(values) < 2:
+        assert d.outcome == "inconclusive"
+    elif paired or len(set(values)) == 1:  # the interval [0, 0]
+        assert d.outcome == "not exercised" and "measures nothing" in d.how
+    else:  # Welch's interval of two spread arms has a width: a real equivalence test
+        assert d.outcome in (("matches", "inconclusive") if expect == "=" else
+                             ("tie", "inconclusive"))
 
 
 @settings(max_examples=40, deadline=None)
@@ -141,7 +148,8 @@ def test_far_apart_arms_with_many_seeds_are_decided(seed, paired):
     assert decide(a, b, expect=">", resolution=1.0, paired=paired).outcome == "matches"
     assert decide(a, b, expect="<", resolution=1.0, paired=paired).outcome == "differs"
     assert decide(a, b, expect="=", resolution=1.0, paired=paired).outcome == "differs"
-    near = decide(b + 0.01, b, expect="=", resolution=1.0, paired=True)
+    near = decide(b + 0.01 + rng.normal(0, 0.05, 30), b, expect="=", resolution=1.0,
+                  paired=True)
     assert near.outcome == "matches" and near.relation == "tie"
 
 
@@ -151,11 +159,10 @@ def test_few_noisy_seeds_are_inconclusive_with_the_seeds_that_decide():
     d = decide(a, b, expect=">", resolution=0.2, paired=True)
     assert d.outcome == "inconclusive" and d.relation == "?"
     s = np.std(a - b, ddof=1)
-    assert d.seeds_needed == math.floor((2 * 1.96 * s / 0.2) ** 2) + 1 or \
-        d.seeds_needed == math.floor((2 * Z95 * s / 0.2) ** 2) + 1
-    assert d.seeds_needed > 3 and "seeds per arm would decide it" in d.how
-    # at that many seeds, an interval of that spread is narrower than the resolution
-    assert 2 * Z * s / math.sqrt(d.seeds_needed) < 0.2
+    m = float(np.mean(a - b))  # 0.333, s 1.106: ((1.96 + 0.84) s / m)^2 = 86 (t terms: 89)
+    assert d.seeds_needed == seeds_for_direction(m, s)
+    assert 86 <= d.seeds_needed < 95  # not the old width projection (2 z s / 0.2)^2 = 470
+    assert "seeds per arm would decide the direction" in d.how
 
 
 def test_one_seed_is_inconclusive_without_a_number():
@@ -176,9 +183,12 @@ def test_relation_zones():
 def test_decide_intervals():
     d = decide_intervals(-5.0, 2, 6, 7, 14, expect="<", resolution=1, n=8)
     assert (d.lo, d.hi, d.outcome) == (-12, -1, "matches")
-    d = decide_intervals(0.0, 2, 9, 3, 12, expect="<", resolution=1, n=4)
+    d = decide_intervals(-1.0, 2, 9, 3, 12, expect="<", resolution=1, n=4)
     assert d.outcome == "inconclusive" and (d.lo, d.hi) == (-10, 6)
-    assert d.seeds_needed == 4 * 16 ** 2 + 1  # width 16 -> 1 at n (16 / 1)^2
+    # the per-seed spread read off the width: s = sqrt(4) 16 / (2 z)
+    assert d.seeds_needed == seeds_for_direction(-1.0, 2 * 16 / (2 * Z))
+    assert decide_intervals(0.0, 2, 9, 3, 12, expect="<", resolution=1,
+                            n=4).seeds_needed is None  # no difference: no seeds decide it
     d = decide_intervals(0.0, 2, math.inf, 3, 12, expect="<", resolution=1, n=4)
     assert d.outcome == "inconclusive" and d.seeds_needed is None and "horizon" in d.how
 
@@ -196,12 +206,19 @@ def test_decide_bad_input():
 
 def test_combine_and_claims():
     m = decide([3.0, 3.1], [1.0, 1.1], expect=">", resolution=0.5, paired=True)
-    t = decide([1.0, 1.1], [1.0, 1.1], expect=">", resolution=0.5, paired=True)
+    t = decide([1.0, 1.1, 0.9], [1.01, 1.08, 0.9], expect=">", resolution=0.5, paired=True)
     i = decide([1.0, 3.0], [2.0, 1.0], expect=">", resolution=0.5)
+    z = decide([1.0, 1.1], [1.0, 1.1], expect=">", resolution=0.5, paired=True)
+    s = decide([3.0, 3.1, 3.2], [1.0, 1.1, 1.25], expect=">", resolution=0.5, paired=True,
+               effect=5.0)
     assert (m.outcome, t.outcome, i.outcome) == ("matches", "tie", "inconclusive")
+    assert (z.outcome, s.outcome) == ("not exercised", "differs in size")
     assert combine([m, m]) == "matches" and combine([m, t]) == "tie"
     assert combine([m, i, t]) == "inconclusive"
-    for o in ("matches", "differs", "tie", "inconclusive", "not exercised"):
+    # a part that is not exercised is never rolled up into a match, nor hidden by a tie
+    assert combine([m, z]) == "not exercised" and combine([t, z, i]) == "not exercised"
+    assert combine([m, s, i]) == "differs in size"
+    for o in OUTCOMES:
         c = as_claim("w", "p", "o", "r", o, "why")
         assert c.outcome == o and o in OUTCOMES
 
@@ -226,3 +243,72 @@ def test_reach_target_and_power_note():
     note = power_note(8, 1.0, [3.2, np.inf, 4.0], " rd", paired=True)
     assert "8 seeds per arm (paired by data seed)" in note and "3.2 rd to 4 rd wide" in note
     assert "cannot be estimated" in power_note(1, 0.5, [np.inf])
+
+
+# ---------------------------------------------------------------- size as well as direction
+def _paired(diffs, base=10.0):
+    d = np.asarray(diffs, dtype=float)
+    return base + d, np.full(d.size, base)
+
+
+def test_size_verdicts_by_hand():
+    """Issue 32 (a): the interval is judged against the paper's effect, not only its sign."""
+    d = np.array([-2.0, -1.0, -3.0, -2.0, -1.5, -2.5])  # mean -2, sd 0.707, n 6
+    a, b = _paired(d)
+    lo, hi = sps.t.interval(0.95, 5, loc=-2.0, scale=sps.sem(d))  # about [-2.74, -1.26]
+    assert decide(a, b, expect="<", resolution=0.5, paired=True).outcome == "matches"
+    ok = decide(a, b, expect="<", resolution=0.5, paired=True, effect=-2.5)
+    assert ok.outcome == "matches" and (ok.lo, ok.hi) == pytest.approx((lo, hi))
+    far = decide(a, b, expect="<", resolution=0.5, paired=True, effect=-7.1)
+    assert far.outcome == "differs in size" and "excludes the paper's effect -7.1" in far.how
+    assert "its direction matches" in far.how and "paper -7.1" in far.fmt()
+    # the paper's 000:table3 case: no direction decided, but the effect is excluded
+    a2, b2 = _paired([-3.0, 0.5, -1.0, 0.2, -2.0, 0.3])
+    und = decide(a2, b2, expect="<", resolution=0.5, paired=True, effect=-7.1)
+    assert und.relation == "?" and und.outcome == "differs in size"
+    assert "direction is not decided" in und.how
+    # the reverse order is 'differs' whatever the effect
+    a3, b3 = _paired(-d)
+    assert decide(a3, b3, expect="<", resolution=0.5, paired=True,
+                  effect=-7.1).outcome == "differs"
+    # an interval holding both 0 and the effect: inconclusive, naming both
+    a4, b4 = _paired([-3.0, 1.0, -4.0, 0.5])
+    inc = decide(a4, b4, expect="<", resolution=0.5, paired=True, effect=-1.0)
+    assert inc.outcome == "inconclusive" and "contains both 0 and the paper's effect" in inc.how
+
+
+def test_tie_only_from_an_equivalence_test():
+    """A tie needs the 95 % interval inside (-margin, margin) and a non-zero width."""
+    rng = np.random.default_rng(7)
+    small = rng.normal(0.0, 0.1, 12)
+    a, b = _paired(small)
+    t = decide(a, b, expect=">", resolution=0.5, paired=True)
+    lo, hi = sps.t.interval(0.95, 11, loc=small.mean(), scale=sps.sem(small))
+    assert -0.5 < lo and hi < 0.5 and t.outcome == "tie" and "TOST" in t.how
+    assert decide(a, b, expect="=", resolution=0.5, paired=True).outcome == "matches"
+    # the same interval with a margin it does not fit: no tie
+    assert decide(a, b, expect=">", resolution=0.05, paired=True).outcome != "tie"
+    # zero width from identical values (every arm at round 2): not exercised, not a tie
+    z = decide([2.0, 2.0, 2.0], [2.0, 2.0, 2.0], expect="<", resolution=1.0, paired=True)
+    assert z.outcome == "not exercised" and (z.lo, z.hi) == (0.0, 0.0)
+    # a constant non-zero difference larger than the margin is a decided order
+    assert decide([2.0, 3.0, 4.0], [5.0, 6.0, 7.0], expect="<", resolution=1.0,
+                  paired=True).outcome == "matches"
+
+
+@pytest.mark.parametrize("expect, effect", [(">", -1.0), ("<", 2.0), ("=", 0.5), (">", math.nan),
+                                            (">", 0.0)])
+def test_effect_of_the_wrong_sign_is_refused(expect, effect):
+    with pytest.raises(DomainError, match="effect"):
+        decide([1.0, 2.0], [0.0, 0.5], expect=expect, resolution=0.1, effect=effect)
+
+
+def test_registry_knows_the_new_outcomes():
+    assert {"differs in size", "not exercised"} <= set(OUTCOMES)
+    c = as_claim("w", "p", "o", "r", "differs in size", "the interval excludes 7.1")
+    assert c.outcome == "differs in size" and not c.ok
+    m = as_claim("m", "p", "o", "r", "matches")
+    assert Result([], [m, c]).outcome == "differs in size"
+    assert Result([], [m, c, Claim("d", "p", "o", "r", False)]).outcome == "differs"
+    ne = as_claim("n", "p", "o", "r", "not exercised", "every arm at round 2")
+    assert Result([], [ne]).outcome == "not exercised"

@@ -45,13 +45,18 @@ def test_runs_use_one_blas_thread(monkeypatch):
     def blas_threads():
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
-    before, seen, real = blas_threads(), [], toys.run
+    before, seen, real, real_many = blas_threads(), [], toys.run, toys.run_many
 
     def spy(*args, **kw):
         seen.append(blas_threads())
         return real(*args, **kw)
 
+    def spy_many(*args, **kw):  # sweep_runs' seeds as one population (verify.reproduce.batch)
+        seen.append(blas_threads())
+        return real_many(*args, **kw)
+
     monkeypatch.setattr(toys, "run", spy)
+    monkeypatch.setattr(toys, "run_many", spy_many)
     fac = _factory()
     sweep_runs(TINY, fac, "fedavg", grid={"data_seed": [0]}, rounds=1, label="t", lr=0.05)
     run_acc(fac(0), "fedavg", rounds=1, seed=0, lr=0.05)

@@ -1,0 +1,122 @@
+"""The seeds of an arm as one population (verify.reproduce.batch): every instance's held-out
+metrics, alphas and replayed callbacks equal those of its own ``toys.run`` (bit for bit, numpy),
+on the reproductions' own problems (softmax regression on digits, unequal client sizes per
+seed, minibatch local steps, Bernoulli participation with rounds without participants)."""
+
+import numpy as np
+import pytest
+
+import toys
+from toys.engine import TestMetrics
+from verify.reproduce.batch import batched_metrics, batched_sweep, stackable
+from verify.reproduce.common import (
+    Alphas,
+    Factory,
+    HeldOut,
+    LastProcess,
+    federate,
+    pool,
+    sweep_runs,
+)
+from verify.reproduce.registry import Config
+from verify.sweep import sweep
+
+KW = dict(rounds=6, lr=0.1, local_steps=3, batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def probs():
+    X, y, _ = pool("digits", max_samples=500, seed=0)
+    out = [federate(X, y, "dirichlet", 5, s, alpha=0.5) for s in range(4)]
+    assert len({q.X.shape[1] for q in out}) > 1  # the seeds' row lengths differ: padded
+    return out
+
+
+def _own(q, seed, part, cbs=()):
+    return toys.run(q, "fedavg", seed=seed, participation=part, record="none",
+                    callbacks=[TestMetrics(q), *cbs], **KW)
+
+
+@pytest.mark.parametrize("part", ["full", "bernoulli:p=0.3"])
+def test_each_instance_is_its_own_run_bit_for_bit(probs, part):
+    seeds = [3, 0, 7, 1]
+    got = batched_metrics(probs, "fedavg", seeds=seeds, participation=part,
+                          callbacks=lambda b: [Alphas()], **KW)
+    for b, q in enumerate(probs):
+        tr = _own(q, seeds[b], part, [Alphas()])
+        for k in ("test_accuracy", "test_loss", "alpha_0", "alpha_4"):
+            assert np.array_equal(tr.metrics[k], got[k][b]), (part, b, k)
+
+
+def test_the_same_seeds_give_the_same_bits_and_other_seeds_differ(probs):
+    a = batched_metrics(probs, "fedavg", seeds=[0, 1, 2, 3], **KW)["test_loss"]
+    b = batched_metrics(probs, "fedavg", seeds=[0, 1, 2, 3], **KW)["test_loss"]
+    c = batched_metrics(probs, "fedavg", seeds=[5, 1, 2, 3], **KW)["test_loss"]
+    assert np.array_equal(a, b) and not np.array_equal(a[0], c[0])
+    assert np.array_equal(a[1:], c[1:])  # an instance does not see the others' seeds
+
+
+def test_models_that_do_not_stack_are_left_to_the_loop(probs):
+    X, y, _ = pool("digits", max_samples=300, seed=0)
+    mlp = [federate(X, y, "iid", 5, s, model="mlp", hidden=4) for s in range(2)]
+    assert not stackable(mlp)
+    assert batched_metrics(mlp, "fedavg", seeds=[0, 1], **KW) is None
+
+
+def test_on_torch_the_seeds_batch_too(probs):
+    pytest.importorskip("torch")
+    got = batched_metrics(probs[:2], "fedavg", seeds=[0, 1], backend="torch", device="cpu",
+                          participation="bernoulli:p=0.5", **KW)
+    for b, q in enumerate(probs[:2]):  # its own torch run's draws and steps
+        tr = toys.run(q, "fedavg", seed=b, participation="bernoulli:p=0.5", record="none",
+                      backend="torch", device="cpu", callbacks=[TestMetrics(q)], **KW)
+        assert np.allclose(tr.metrics["test_loss"], got["test_loss"][b], rtol=1e-12, atol=0)
+
+
+def test_a_sweep_of_a_factory_with_its_processes_equals_the_sweep(probs):
+    X, y, _ = pool("digits", max_samples=400, seed=1)
+
+    def build(data_seed):
+        q = federate(X, y, "dirichlet", 5, data_seed, alpha=0.5)
+        q.process = toys.participation.resolve(f"bernoulli:p={0.3 + 0.1 * data_seed}", 5, 6)
+        return q
+
+    fac = Factory(build, "t")
+    got = batched_sweep(fac, "fedavg", grid={"data_seed": [0, 1, 2]}, rounds=6, seeds=[0, 1],
+                        callbacks=[Alphas()], metrics=("test_accuracy", "alpha_2"),
+                        participation=LastProcess(fac), lr=0.1, local_steps=2, batch_size=8)
+    fac3 = Factory(build, "t")
+    df = sweep(fac3, "fedavg", grid={"data_seed": [0, 1, 2]}, seeds=[0, 1], rounds=6,
+               record="none", callbacks=[HeldOut(fac3), Alphas()],
+               participation=LastProcess(fac3), lr=0.1, local_steps=2, batch_size=8)
+    for m in ("test_accuracy", "alpha_2"):
+        want = df[m].to_numpy(dtype=float).reshape(3, 2, 7)[..., 1:]
+        assert np.array_equal(got[m], want), m
+    assert fac.last is not None  # the factory's last problem, as after the sweep
+
+
+def test_sweep_runs_takes_the_batched_path_on_the_local_executor(probs, monkeypatch):
+    import importlib
+
+    def refuse(*a, **k):
+        raise AssertionError("the seeds should have run as one population")
+
+    monkeypatch.setattr(importlib.import_module("verify.sweep"), "sweep", refuse)
+    X, y, _ = pool("digits", max_samples=300, seed=2)
+    fac = Factory(lambda data_seed: federate(X, y, "iid", 4, data_seed), "iid")
+    res = sweep_runs(Config(), fac, "fedavg", grid={"data_seed": [0, 1, 2]}, rounds=3,
+                     label="t", lr=0.1, local_steps=2, batch_size=8)
+    assert res["test_accuracy"].shape == (3, 1, 3)
+    assert np.isfinite(res["test_accuracy"]).all()
+
+
+def test_an_instance_that_diverges_ends_as_its_own_run(probs):
+    kw = dict(rounds=20, lr=3000.0, local_steps=1, batch_size=8)  # lr * l2 = 3: diverges
+    got = batched_metrics(probs[:2], "fedavg", seeds=[0, 1], callbacks=lambda b: [Alphas()],
+                          **kw)
+    for b, q in enumerate(probs[:2]):
+        tr = toys.run(q, "fedavg", seed=b, record="none",
+                      callbacks=[TestMetrics(q), Alphas()], **kw)
+        assert tr.diverged_at is not None  # the case under test
+        for k in ("test_accuracy", "test_loss", "alpha_0"):
+            assert np.array_equal(tr.metrics[k], got[k][b], equal_nan=True), (b, k)
