@@ -10,7 +10,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-collect_ignore_glob = []
+# the tests' conftest.py files hold fixtures, no doctests: --doctest-modules would import each
+# as a module named "conftest" (no __init__.py), which pytest 9 refuses as an "import file
+# mismatch" when several test folders are given (pytest tests/verify tests/toys); pytest still
+# loads them as conftests
+collect_ignore_glob = ["tests/conftest.py", "tests/*/conftest.py"]
 _missing = []
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob += ["toys/torch*.py", "toys/*/torch*.py"]

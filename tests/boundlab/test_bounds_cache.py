@@ -39,20 +39,6 @@ def warm(tmp_path_factory):
         yield d
 
 
-@contextlib.contextmanager
-def _env(**kw):
-    saved = {k: os.environ.get(k) for k in kw}
-    os.environ.update(kw)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def run(argv, *, cache: bool):
     """(exit status, stdout, stderr, answered by) of one in-process CLI call."""
     out, err, seen = io.StringIO(), io.StringIO(), []
@@ -64,8 +50,9 @@ def run(argv, *, cache: bool):
 
     bounds_cmd.eval_report = spy
     try:
-        with _env(BOUNDLAB_NO_CACHE="" if cache else "1"), contextlib.redirect_stdout(out), \
+        with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
+            mp.setenv("BOUNDLAB_NO_CACHE", "" if cache else "1")  # restored on exit
             rc = main(list(argv))
     finally:
         bounds_cmd.eval_report = real

@@ -11,7 +11,9 @@ run) and nothing temporary; a SIGKILL may leave a hidden staging directory *besi
 
 import os
 import pathlib
+import select
 import signal
+import sys
 import time
 
 import numpy as np
@@ -44,7 +46,7 @@ def _slow_figures(tag, hold=None):
         pairs = []
         for i in range(N_FIGS):
             if hold is not None and i == 0:
-                os.read(hold, 1)
+                select.select([hold], [], [], 120.0)  # returns early only on the signal
             time.sleep(STEP)
             p = out / f"{tag}_{i}.png"
             p.write_bytes(b"png " + tag.encode())
@@ -53,8 +55,21 @@ def _slow_figures(tag, hold=None):
     return figure_list
 
 
+#: the module whose ``figure_list`` the write phase calls (``verify.report`` re-exports it)
+_WRITER = sys.modules[report.write_report.__module__]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imports_done_before_the_forks(tmp_path_factory):
+    """One write in this process first: the lazy imports of the compare and write steps (tens
+    of seconds on a loaded machine) are then done once, not again in every forked child."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_WRITER, "figure_list", _slow_figures("warm"))
+        report.write_report(_results("warm"), tmp_path_factory.mktemp("warm") / "out")
+
+
 def _write(out, tag, ready=None, hold=None):
-    report.figure_list = _slow_figures(tag, hold)  # the child's copy only (forked)
+    _WRITER.figure_list = _slow_figures(tag, hold)  # the child's copy only (forked)
     results = _results(tag)
     if ready is not None:
         os.write(ready, b"x")  # the write phase starts now
@@ -90,6 +105,9 @@ def _fork_and_kill(out, delay, sig):
     if pid == 0:  # child
         os.close(r)
         os.close(hold_w)
+        # Ctrl-C as a terminal delivers it: a process started in the background by a
+        # non-interactive shell inherits SIGINT ignored, and Python then keeps it ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             _write(out, "new", ready=w, hold=hold_r if delay == 0 else None)
         finally:
@@ -105,23 +123,42 @@ def _fork_and_kill(out, delay, sig):
     return status
 
 
+def _timed_write(out, tag) -> float:
+    """Write the ``tag`` set in a forked child; the seconds its write phase took (from its
+    start to the child's exit: on a loaded machine far more than the figures' sleeps)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            _write(out, tag, ready=w)
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    start = time.monotonic()
+    os.waitpid(pid, 0)
+    os.close(r)
+    return time.monotonic() - start
+
+
 @pytest.fixture
 def old_set(tmp_path):
     out = tmp_path / "out"
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _write(out, "old")
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    _PHASE["seconds"] = _timed_write(out, "old")
     assert _consistent(out) == "old"
     return out
 
 
+#: how long the old set's write phase took (set by ``old_set``)
+_PHASE = {}
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_killed_write_phase_leaves_one_whole_set(old_set, sig):
-    total = N_FIGS * STEP + 0.3
+    # the kills span the write phase as long as it took here (a fixed span missed its end on
+    # a loaded machine, or with pytest-xdist's second worker)
+    total = max(N_FIGS * STEP + 0.3, 1.5 * _PHASE["seconds"])
     seen = set()
     for delay in np.linspace(0.0, total, 10 if sig == signal.SIGKILL else 2):
         _fork_and_kill(old_set, float(delay), sig)

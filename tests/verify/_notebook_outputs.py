@@ -17,14 +17,14 @@ Refresh the stored outputs after a change that moves them (2-4 minutes)::
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
-import os
 import pathlib
 import re
 import sys
 import tempfile
+
+import pytest
 
 NOTEBOOK_DIR = pathlib.Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -40,20 +40,6 @@ _VOLATILE = [(re.compile(r"tcp://[\w.\-]+:\d+"), "tcp://HOST:PORT"),
 _TEXT = ("text/plain", "text/markdown")
 
 
-@contextlib.contextmanager
-def _environ(**values):
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def execute(path, workdir, lint=None):
     """``path`` executed at small size in ``workdir`` (the inline backend, the figure lint's
     records to ``lint`` when given); stderr outputs dropped. Returns the notebook."""
@@ -64,7 +50,9 @@ def execute(path, workdir, lint=None):
     env = {"BOUNDLAB_NB_SMALL": "1", "MPLBACKEND": INLINE}
     if lint is not None:
         env["BOUNDLAB_FIGURE_LINT"] = str(lint)
-    with _environ(**env):
+    with pytest.MonkeyPatch.context() as mp:  # the environment restored afterwards
+        for name, value in env.items():
+            mp.setenv(name, value)
         NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
                        resources={"metadata": {"path": str(workdir)}}).execute()
     for cell in nb.cells:
@@ -78,10 +66,10 @@ def execute(path, workdir, lint=None):
 def executed(path) -> tuple:
     """``(notebook, figure-lint lines)`` of ``path`` executed once per process (the tests of
     the notebooks share it)."""
-    work = pathlib.Path(tempfile.mkdtemp(prefix=f"nb-{pathlib.Path(path).stem}-"))
-    lint = work / "figure-lint.jsonl"
-    nb = execute(path, work, lint)
-    lines = lint.read_text().splitlines() if lint.exists() else []
+    with tempfile.TemporaryDirectory(prefix=f"nb-{pathlib.Path(path).stem}-") as work:
+        lint = pathlib.Path(work) / "figure-lint.jsonl"
+        nb = execute(path, work, lint)
+        lines = lint.read_text().splitlines() if lint.exists() else []
     return nb, tuple(lines)
 
 

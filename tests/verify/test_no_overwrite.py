@@ -7,6 +7,7 @@ overrides it."""
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import textwrap
@@ -77,7 +78,7 @@ def test_falsify_save_refuses_a_users_json_that_looks_like_a_result(tmp_path, ca
 def test_worst_instance_save_refuses_a_users_json_naming_its_kind(tmp_path):
     import boundlab
     import verify
-    from verify._worst_file import KIND
+    from verify.worst.file import KIND
 
     w = verify.worst_instance(boundlab.get("drift.client_drift"), "quadratic", budget=10)
     mine = tmp_path / "w.json"
@@ -193,14 +194,14 @@ def _verify_stub(monkeypatch):
     import numpy as np
 
     import boundlab
-    import verify.report as report
     import verify.suite as suite
     from boundlab.io import atomic_write_bytes
     from verify.compare import compare
+    from verify.report import api as report  # where write_report looks figure_list up
 
     r = compare(boundlab.get("drift.plateau"), np.array([0.01, 0.02]), problem="p",
                 params=dict(eta=0.2, tau=10, L=0.2, zeta=0.43))
-    monkeypatch.setattr(suite, "run_suite", lambda only, ctx, progress=False: [r])
+    monkeypatch.setattr(suite, "run_suite", lambda only, ctx, progress=False, jobs=1: [r])
 
     def figure_list(results, out_dir):
         out = pathlib.Path(out_dir)
@@ -288,8 +289,11 @@ def test_ctrl_c_in_a_weakref_callback_ends_with_130():
         bounds_cmd._list = listing
         sys.exit(main(["bounds", "list"]))
     """)
+    # started as from a terminal: a test run in the background of a non-interactive shell
+    # passes SIGINT on ignored, and a process keeps an ignored Ctrl-C ignored (by convention)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert res.returncode == 130, (res.returncode, res.stderr)
     assert res.stderr.strip().splitlines() == ["error: interrupted"]  # no traceback either
 

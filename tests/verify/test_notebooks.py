@@ -1,16 +1,17 @@
 """Every notebook executes top to bottom at small size (BOUNDLAB_NB_SMALL=1), with an inline
 matplotlib backend, and shows at least one figure; each figure passes the figure lint
 (verify.figures.lint, through the BOUNDLAB_FIGURE_LINT hook of verify.figures.show); titles render
-as one heading; the Verdict states the finding in words, without internal names. The execution
-is shared with tests/verify/test_notebook_outputs_31.py (the stored outputs are current):
-``_notebook_outputs.executed`` runs each notebook once per session."""
+as one heading; the Verdict states the finding in words, without internal names; and the stored
+outputs are current (issue 31; that issue's other checks: tests/verify/test_notebook_outputs_31.py).
+All of it is checked on one execution (``_notebook_outputs.executed``) in one test per notebook,
+so each notebook runs once per session, whichever pytest-xdist worker the test lands on."""
 
 import json
 import re
 
 import nbformat
 import pytest
-from _notebook_outputs import NOTEBOOKS, executed
+from _notebook_outputs import NOTEBOOKS, differences, executed
 
 #: one notebook per bound family and one per workflow (README: your own bound / run, sweeps)
 REQUIRED = {"drift", "skew", "weight_error", "contraction", "own_bound", "own_run", "dask_sweep"}
@@ -40,7 +41,7 @@ def _images(nb) -> int:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_and_draws(path):
+def test_notebook_runs_draws_and_its_stored_outputs_are_current(path):
     if path.stem == "dask_sweep":
         pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed")
     nb, lint_lines = executed(path)
@@ -57,6 +58,10 @@ def test_notebook_runs_and_draws(path):
     assert "holds" in finding or "VIOLATED" in finding or "does not hold" in finding, finding
     assert "times the measured value" in finding, finding  # how loose
     assert not INTERNAL.search(finding), INTERNAL.search(finding)
+    # issue 31: a fresh execution shows what the notebook ships with
+    diff = differences(nbformat.read(path, as_version=4), nb)
+    assert not diff, f"{path.name}: stored outputs are stale (refresh: python " \
+        f"tests/verify/_notebook_outputs.py {path.stem})\n" + "\n".join(diff)
 
 
 #: internal names a reader should not meet: catalogue ids, term_* columns, snake_case, reprs

@@ -129,13 +129,11 @@ def _assert_clean(found, at_least):
     assert not bad, bad
 
 
-@pytest.fixture(scope="module")
-def report_figures(tmp_path_factory):
-    """One quick verify run (every family, no PEP brackets), its figures linted as saved."""
-    out = tmp_path_factory.mktemp("verify-quick")
-    with collecting() as found:
-        main(["verify", "--quick", "--no-tightness", "--out", str(out / "run")])
-    return found
+@pytest.fixture
+def report_figures(quick_main_job):
+    """The session's quick verify run (every family, no PEP brackets; tests/verify/conftest.py),
+    its figures linted as saved."""
+    return quick_main_job.figures
 
 
 def test_every_report_figure_passes_the_lint(report_figures):
