@@ -4,10 +4,10 @@ Before: :func:`verify.worst_instance` (one ``toys.run`` per instance). After: th
 engine of :func:`verify.falsify` (a whole population per run), at the same sizes (3 clients,
 dimension 2, tau = 10 local steps, T = 20 rounds: the worst-instance search of
 ``drift.fedavg_convex``), then :func:`verify.falsify` end to end on a user bound of gradient
-descent. Then the three ways of running the same populations (issue 30): the old batched
-engine (verify/falsify/engine.py), the toys engine's population axis (toys.run_many, what
-falsify now searches on) and FedAvg written out in plain numpy (the floor). Prints the load
-average: timings on a loaded machine are not comparable.
+descent. Then the two ways of running the same populations (issue 30): the toys engine's
+population axis (toys.run_many, what falsify searches on; the old hand-written batched engine
+of verify/falsify/engine.py is gone) and FedAvg written out in plain numpy (the floor). Prints
+the load average: timings on a loaded machine are not comparable.
 
 Run: ``python -m benchmarks falsify [--quick]``
 """
@@ -43,7 +43,6 @@ def before(budget: int) -> float:
 
 def after(population: int, repeats: int) -> float:
     import boundlab
-    from verify.falsify.engine import run_batched
     from verify.falsify.families import Spec, get_family
     from verify.falsify.judge import judge
 
@@ -56,12 +55,11 @@ def after(population: int, repeats: int) -> float:
     for _ in range(repeats):
         Z = rng.uniform(-1, 1, (population, fam.n_vars(spec)))
         eta = 0.25 * 20.0 ** (-rng.uniform(0, 1, population))
-        st = fam.stack(Z, spec)
-        q = run_batched(st, st.x0, eta, rounds=20, tau=10)
+        q = _new(fam.stack(Z, spec), eta)  # T_B = 20 rounds of TAU_B = 10 local steps
         judge(bound, q, scal, {"eta": eta})
         n += population
     rate = n / (time.perf_counter() - t0)
-    print(f"after   batched engine, population {population:5d}       {n:6d} evaluations  "
+    print(f"after   toys.run_many, population {population:5d}        {n:6d} evaluations  "
           f"{rate:9.1f} / s")
     return rate
 
@@ -79,20 +77,19 @@ def _population(population, rng):
     return fam.stack(Z, spec), eta
 
 
-def _old(st, eta):
-    from verify.falsify.engine import run_batched
-
-    return run_batched(st, st.x0, eta, rounds=T_B, tau=TAU_B)
-
-
 def _new(st, eta):
     import toys
     from verify.falsify.population import FamilyPopulation, quantities
 
     pop = FamilyPopulation(st)
     res = toys.run_many(pop, "fedavg", rounds=T_B, seeds=0, local_steps=TAU_B,
-                        vary={"lr": eta})
+                        vary={"lr": eta}, measure=NEEDED)
     return quantities(res, pop.p)
+
+
+#: what falsify's population run measures for drift.fedavg_convex (its judge's reads,
+#: :func:`verify.falsify.population.needed`: an avg_shadow_gap bound without G)
+NEEDED = ("loss", "gap", "dist2", "shadow_gap")
 
 
 def _plain(st, eta):
@@ -113,7 +110,7 @@ def _plain(st, eta):
 
 
 def engines(population: int, repeats: int) -> dict:
-    """Instance evaluations per second of the three ways on the same populations, the
+    """Instance evaluations per second of the two ways on the same populations, the
     measured side judged by ``drift.fedavg_convex``; interleaved, medians."""
     import boundlab
     from verify.falsify.judge import judge
@@ -121,11 +118,10 @@ def engines(population: int, repeats: int) -> dict:
     bound = boundlab.get("drift.fedavg_convex")
     scal = {"D": 1.0, "tau": TAU_B, "T": T_B, "sigma": 0.0, "M": 3, "L": 1.0, "zeta": 0.5}
     rng = np.random.default_rng(0)
-    rates = {"old engine (verify/falsify/engine.py)": [], "toys.run_many": [],
-             "plain numpy": []}
+    rates = {"toys.run_many": [], "plain numpy": []}
     for _ in range(repeats):
         st, eta = _population(population, rng)
-        for name, fn in zip(rates, (_old, _new, _plain)):
+        for name, fn in zip(rates, (_new, _plain)):
             t0 = time.perf_counter()
             q = fn(st, eta)
             if "gap" in q:
@@ -178,12 +174,12 @@ def main(argv=None) -> int:
     for _ in range(repeat):  # interleaved, so a change of machine load hits both alike
         befores.append(before(40 if args.quick else 200))
         afters.append(after(256 if args.quick else 1024, 1 if args.quick else 4))
-    three = engines(256 if args.quick else 1024, repeat)
+    two = engines(256 if args.quick else 1024, repeat)
     end_to_end(200 if args.quick else 4000)
     b, a = float(np.median(befores)), float(np.median(afters))
-    print(f"medians: before {b:.1f} / s, after {a:.1f} / s; speed-up of the batched engine: "
+    print(f"medians: before {b:.1f} / s, after {a:.1f} / s; speed-up of toys.run_many: "
           f"{a / b:.0f}x (target 50x)   {_load()}")
-    old, new, plain = three.values()
-    print(f"engines: toys.run_many {new / old:.2f}x the old engine's rate (target >= 1), "
-          f"plain numpy {plain / new:.2f}x toys.run_many's (target <= 3)   {_load()}")
+    new, plain = two.values()
+    print(f"engines: plain numpy {plain / new:.2f}x toys.run_many's rate (target <= 3)   "
+          f"{_load()}")
     return 0

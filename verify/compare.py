@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from ._preconditions import precondition_status
+from .check.preconditions import precondition_status
 
 __all__ = ["CheckResult", "compare", "claim_result", "mean_ci", "VERDICTS", "OUTCOMES",
            "errored", "trace_diverged", "DIVERGENCE_THRESHOLD", "GROWTH_THRESHOLD",

@@ -80,7 +80,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._result_keys import BRACKET_RENAMED, ResultDict, ratio
+from .result_keys import BRACKET_RENAMED, ResultDict, ratio
 
 __all__ = ["CORE", "RATIO", "BRACKET", "BRACKET_RENAMED", "columns", "param_names", "complete",
            "ResultFrame", "ResultDict", "read_results", "ratio", "VERDICT_MEANINGS",

@@ -23,7 +23,7 @@ from verify.worst import replay
 def reseal(doc):
     """What a forger does: recompute the file's hashes after editing it."""
     try:
-        from verify._worst_file import seal_document
+        from verify.worst.file import seal_document
     except ImportError:  # code without seals (the counts before issue 20)
         return doc
     try:

@@ -2,7 +2,7 @@
 
 Output folders are replaced or updated only when they hold boundlab's manifest listing every
 file in them, unchanged; single-file outputs replace only a file boundlab wrote (its header).
-(Sweep folders: tests/verify/test_sweep_store.py; reproduce: tests/verify/reproduce/.)
+(Sweep folders: tests/verify/sweep/test_sweep_store.py; reproduce: tests/verify/reproduce/.)
 """
 
 import os

@@ -77,11 +77,14 @@ def state_grads(ctx, S, j, G):
     S[3, j], S[4, j] = grad_values(ctx.p, G)
 
 
-def grad_values(p, G):
+def grad_values(p, G, dissim: bool = True):
     """(||grad F||^2, max_i ||grad F_i - grad F||) from the client gradients ``G`` (..., N, d)
-    at a server point (leading axes: instances, as :func:`loss_values`)."""
+    at a server point (leading axes: instances, as :func:`loss_values`); ``dissim=False``:
+    the second is not computed (None)."""
     xp = array_namespace(G)
     gF = wsum(p, G)
+    if not dissim:
+        return xp.sum(gF * gF, axis=-1), None
     return (xp.sum(gF * gF, axis=-1),
             xp.sqrt(xp.max(sqnorm_rows(G - gF[..., None, :]), axis=-1)))
 
@@ -174,29 +177,44 @@ class Observer:
             self.segments.append((k0, k1, wbar))
 
 
-def step_values(a_v, Ws, Gs, mask, n_part, x_star):
+def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None):
     """The per-step measurements after local steps: ``Ws``, ``Gs`` (..., N, d) the clients'
     iterates and gradients (leading axes: the steps of a round for :func:`toys.run`, the
     instances of a population for :func:`toys.run_many`), ``a_v`` (..., N) or (N,) the
     virtual average's weights, ``mask`` the participants (None: all), ``n_part`` their number.
     Returns
     (the virtual averages wbar (..., d), {row: values (...)}) for the rows DMAX, DSUM, DMEAN
-    (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2. One
-    implementation for both engines, written so that each step / instance gets the bits of
-    its own products (:func:`toys._array.wsum`)."""
+    (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2, or only
+    those of ``rows`` (a set of row ids; None: all) — each by the same expression, so a
+    subset has the bits of the full computation. One implementation for both engines,
+    written so that each step / instance gets the bits of its own products
+    (:func:`toys._array.wsum`)."""
     xp = array_namespace(Ws)
+    want = _STEP_ROWS if rows is None else rows
     wbar = wsum(a_v, Ws)
-    dn = sqnorm_rows(Ws - wbar[..., None, :])
-    dn_p = dn if mask is None else xp.where(mask, dn, 0.0)  # None: every client takes part
-    rows = {DMAX: xp.max(dn_p, axis=-1), DSUM: xp.sum(dn_p, axis=-1)}
-    rows[DMEAN] = rows[DSUM] / n_part
-    rows[DISC] = wdot(a_v, dn)
-    g2 = sqnorm_rows(Gs)
-    rows[G2] = xp.max(g2 if mask is None else xp.where(mask, g2, 0.0), axis=-1)
-    if x_star is not None:
+    out = {}
+    if not want.isdisjoint((DMAX, DSUM, DMEAN, DISC)):
+        dn = sqnorm_rows(Ws - wbar[..., None, :])
+        dn_p = dn if mask is None else xp.where(mask, dn, 0.0)  # None: every client takes part
+        if DMAX in want:
+            out[DMAX] = xp.max(dn_p, axis=-1)
+        if DSUM in want or DMEAN in want:
+            dsum = xp.sum(dn_p, axis=-1)
+            out[DSUM] = dsum
+            if DMEAN in want:
+                out[DMEAN] = dsum / n_part
+        if DISC in want:
+            out[DISC] = wdot(a_v, dn)
+    if G2 in want:
+        g2 = sqnorm_rows(Gs)
+        out[G2] = xp.max(g2 if mask is None else xp.where(mask, g2, 0.0), axis=-1)
+    if x_star is not None and DIST2 in want:
         dx = wbar - x_star
-        rows[DIST2] = xp.sum(dx * dx, axis=-1)
-    return wbar, rows
+        out[DIST2] = xp.sum(dx * dx, axis=-1)
+    return wbar, out
+
+
+_STEP_ROWS = frozenset((DMAX, DSUM, DMEAN, DISC, G2, DIST2))
 
 
 def losses_at(oracle, P):

@@ -127,25 +127,37 @@ def summaries(buffers, Bs, rs, tau) -> None:
             buffers["BS"][:, r, :] = Bs[i, :N_STEP]
 
 
-def round_summaries(Bs, sync, tau) -> dict:
+def round_summaries(Bs, sync, tau, names=None) -> dict:
     """The round summaries of per-step buffers ``Bs`` (..., N_ROWS, tau) (leading axes: the
     rounds of a batch, or the instances of a population, :func:`toys.run_many`) with the
     rounds' rho at the sync point ``sync`` (...): shadow_gap, rho_min, drift_max, drift_mean,
-    drift_sum, disc_max, g2_max, each (...) (reductions over the last axis, row by row)."""
+    drift_sum, disc_max, g2_max, each (...) (reductions over the last axis, row by row);
+    ``names``: only these (None: all; each with the same bits)."""
     xp = array_namespace(Bs)
-    out = {"shadow_gap": xp.sum(Bs[..., SHADOW, :], axis=-1) / tau}
-    # rho over each round's iterations t0..t0+tau-1: the sync value and steps k = 1..tau-1
-    if tau == 1:
-        out["rho_min"] = sync
-    else:
-        R = Bs[..., RHO, :tau - 1]
-        m = xp.min(xp.where(xp.isnan(R), math.inf, R), axis=-1)
-        m = xp.where(m < math.inf, m, math.nan)
-        out["rho_min"] = xp.where(xp.isnan(sync), m,
-                                  xp.where(xp.isnan(m), sync, xp.minimum(sync, m)))
-    out["drift_max"] = xp.max(Bs[..., DMAX, :], axis=-1)
-    out["drift_mean"] = xp.sum(Bs[..., DMEAN, :], axis=-1) / tau
-    out["drift_sum"] = xp.sum(Bs[..., DSUM, :tau - 1], axis=-1)
-    out["disc_max"] = xp.max(Bs[..., DISC, :], axis=-1)
-    out["g2_max"] = xp.max(Bs[..., G2, :], axis=-1)
+    on = (lambda name: True) if names is None else (lambda name: name in names)
+    out = {}
+    if on("shadow_gap"):
+        out["shadow_gap"] = xp.sum(Bs[..., SHADOW, :], axis=-1) / tau
+    if on("rho_min"):
+        out["rho_min"] = _rho_min(xp, Bs, sync, tau)
+    if on("drift_max"):
+        out["drift_max"] = xp.max(Bs[..., DMAX, :], axis=-1)
+    if on("drift_mean"):
+        out["drift_mean"] = xp.sum(Bs[..., DMEAN, :], axis=-1) / tau
+    if on("drift_sum"):
+        out["drift_sum"] = xp.sum(Bs[..., DSUM, :tau - 1], axis=-1)
+    if on("disc_max"):
+        out["disc_max"] = xp.max(Bs[..., DISC, :], axis=-1)
+    if on("g2_max"):
+        out["g2_max"] = xp.max(Bs[..., G2, :], axis=-1)
     return out
+
+
+def _rho_min(xp, Bs, sync, tau):
+    """rho over each round's iterations t0..t0+tau-1: the sync value and steps k = 1..tau-1."""
+    if tau == 1:
+        return sync
+    R = Bs[..., RHO, :tau - 1]
+    m = xp.min(xp.where(xp.isnan(R), math.inf, R), axis=-1)
+    m = xp.where(m < math.inf, m, math.nan)
+    return xp.where(xp.isnan(sync), m, xp.where(xp.isnan(m), sync, xp.minimum(sync, m)))

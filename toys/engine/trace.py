@@ -157,6 +157,24 @@ class Trace:
                                   self.per_round["n_participants"], self.local_steps)
 
     @property
+    def rho_max(self) -> np.ndarray:
+        """Per round r (record="step"): the largest skew rho(t, w_t) over the round's
+        iterations (``steps["rho"]``, virtual averages), NaN where none is defined.
+
+        >>> import toys
+        >>> tr = toys.run(toys.quadratic(3, 2, seed=0), "fedavg", rounds=2, seed=0, lr=0.05,
+        ...               local_steps=2, record="step")
+        >>> [round(float(v), 12) for v in tr.rho_max]  # FedAvg: alpha = p, rho = 1
+        [1.0, 1.0]
+        """
+        if self.steps is None or "rho" not in self.steps:
+            raise DomainError("record", self.record, "'step' (the skew at every iteration was "
+                                                     "not recorded)")
+        v = np.asarray(self.steps["rho"], dtype=float)
+        seen = np.isfinite(v).any(axis=1)
+        return np.where(seen, np.max(np.where(np.isnan(v), -np.inf, v), axis=1), np.nan)
+
+    @property
     def rho_bar(self) -> float:
         """min over all iterations of rho(t, w_t) (corrected BM rho_bar, BM-13).
 

@@ -7,7 +7,8 @@ x_r (``loss``, ``gap``, ``dist2``, ``grad_norm2``, ``grad_dissim``) and the even
 ...; NaN on the last row), as :meth:`Trace.to_frame`; plus ``seed`` and, when the clients'
 weights ``p`` are given, ``kappa_min`` / ``kappa_max`` (min / max over the round's participants
 of alpha_i / p_i, BM's pi and Pi); with record="step", ``grad_norm2_virtual``
-(:attr:`Trace.grad_norm2_virtual`: round r's mean of ||grad F||^2 over its virtual averages).
+(:attr:`Trace.grad_norm2_virtual`: round r's mean of ||grad F||^2 over its virtual averages)
+and ``rho_max`` (:attr:`Trace.rho_max`: round r's largest skew rho(t, w_t)).
 Logs of other simulators (Flower, pfl, a training script) need only ``round`` and the columns
 the checked bound uses (``verify.check_log`` documents them). Formats: CSV, Parquet
 (``.parquet`` / ``.pq``, needs pyarrow) and JSON (``.json``, a list of row objects; NaN written
@@ -64,6 +65,8 @@ def to_log(trace, p=None):
         frame["kappa_max"] = np.append(kmax, np.nan)
     if trace.steps is not None and "grad_norm2" in trace.steps:
         frame["grad_norm2_virtual"] = np.append(trace.grad_norm2_virtual, np.nan)
+    if trace.steps is not None and "rho" in trace.steps:
+        frame["rho_max"] = np.append(trace.rho_max, np.nan)
     return frame
 
 

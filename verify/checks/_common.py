@@ -174,7 +174,7 @@ def attach_tightness(result: CheckResult, ctx, params: dict, rounds=None) -> Non
     if not getattr(ctx, "tightness", True):
         return
     try:
-        from .._result_keys import ResultDict
+        from ..result_keys import ResultDict
         from ..tightness import SUPPORTED, bracket
     except ImportError as exc:  # pragma: no cover - PEPit missing from a broken install
         result.tightness = {"status": f"unavailable: {exc}"}

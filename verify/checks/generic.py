@@ -194,7 +194,7 @@ def _search(bound, name, ctx) -> CheckResult:
     if inst.family == "worst.quadratic":  # a verify.worst record: replay with worst.replay
         r.worst["record"] = inst.data
     if res.exact:  # the PEP bracket relative to the bound: LB/B, UB/B (verify.schema)
-        from .._result_keys import ResultDict
+        from ..result_keys import ResultDict
 
         r.tightness = ResultDict({"ratio_lo": _num(res.exact.get("lower")),
                                   "ratio_hi": _num(res.exact.get("upper")),

@@ -261,6 +261,14 @@ def _binned_slopes(errs: np.ndarray, rounds: int) -> np.ndarray:
     return np.array([slope_ci(np.log(mids), np.log(np.maximum(v, 1e-300)))[0] for v in binned])
 
 
+def _rho(tr) -> float:
+    """The run's largest skew rho(t, w_t), measured by the registry (verify.measures)."""
+    from .. import measures
+    from ..falsify.population import quantities
+
+    return float(measures.measure("rho", quantities(tr))[0][0, 0])
+
+
 @register("skew", "skew.rho_range")
 def skew_alpha_to_p(ctx):
     """Fig. 6 claim: with minibatch SGD on clients sharing one optimum, FedSoftMax's alpha_t
@@ -296,9 +304,8 @@ def skew_alpha_to_p(ctx):
     # rho(t, w) <= 1 / min p on every run of the skew family (BM-15)
     prob_h, consts = _quad()
     gamma_h = _gamma(consts.L.value, consts.mu.value, prob_h.p.min(), E)
-    rho_max = max(float(np.nanmax(_run(n, tuple(h.items()), ctx.pick(200, 40), gamma_h, ctx.backend,
-                                       ctx.device)
-                                  .steps["rho"])) for n, h in RULES)
+    rho_max = max(_rho(_run(n, tuple(h.items()), ctx.pick(200, 40), gamma_h, ctx.backend,
+                            ctx.device)) for n, h in RULES)
     out.append(judge(boundlab.get("skew.rho_range"), [rho_max], {"p_min": prob_h.p.min()},
                      check="skew_alpha_to_p", case="rho <= 1/min p", problem=prob_h.name,
                      seeds=[0], deterministic=True,

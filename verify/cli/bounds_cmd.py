@@ -203,7 +203,7 @@ def eval_report(b, args) -> int:
         "preconditions_unchecked": b.unchecked_preconditions(**values),
     }
     if args.json:
-        from verify._result_keys import EVAL_RENAMED, with_old_keys
+        from verify.result_keys import EVAL_RENAMED, with_old_keys
 
         # JSON escapes control characters itself; the old keys id / value until the next release
         print(dumps_strict(with_old_keys(result, EVAL_RENAMED)))

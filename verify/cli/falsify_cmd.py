@@ -3,12 +3,13 @@
 Usage::
 
     boundlab falsify ID [name=value ...] [--budget N] [--seed S] [--families a,b]
-                        [--no-exact] [--save PATH] [--json]
+                        [--no-exact] [--save PATH] [--json] [--device DEV]
 
 ``name=value`` sets constants and run settings (``L``, ``mu``, ``D``, ``T``, ``eta``,
 ``n_clients``, ``dim``, local steps) or values of the bound's other parameters; see
 :func:`verify.falsify`. A user bound is available through ``boundlab.register`` in a plug-in
-(entry-point group ``boundlab.bounds``).
+(entry-point group ``boundlab.bounds``). ``--device cpu|cuda|cuda:N`` runs the search's
+populations with torch there (:func:`verify.falsify`'s ``device``).
 
 Exit status: 0 the bound holds on every instance tried, or is not applicable; 1 VIOLATED (an
 instance replayed on the engine measured a ratio above 1) or an error of the search; 2 bad
@@ -54,6 +55,9 @@ def register(sub) -> None:
                    help="run the search groups here or as Dask tasks (same result)")
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="a running Dask scheduler, tcp://HOST:PORT (with --executor dask)")
+    p.add_argument("--device", default=None, metavar="DEV",
+                   help="run the search's populations with torch on DEV: cpu, cuda or cuda:N "
+                        "(default: numpy; needs torch, and CUDA for cuda)")
     p.set_defaults(func=_run)
     from .run_cmd import _allow_intermixed
 
@@ -86,6 +90,7 @@ def _run(args) -> int:
                              else args.budget, seed=args.seed, families=fams,
                              exact=not args.no_exact, save=args.save,
                              executor=args.executor, scheduler=args.scheduler,
+                             device=args.device,
                              **({} if args.participation is None
                                 else {"participation": args.participation}), **setting)
     if args.json:

@@ -150,7 +150,7 @@ def _status(r) -> int:
 
 def _json(r):
     """A bracket for ``--json``: JSON-safe, with the old keys until the next release."""
-    from verify._result_keys import with_old_keys
+    from verify.result_keys import with_old_keys
 
     return None if r is None else _clean(with_old_keys(r))
 

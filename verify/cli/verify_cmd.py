@@ -136,7 +136,7 @@ def _scheduler(args):
     for the whole run (closed at the end); None for the local executor."""
     if args.executor != "dask" or args.scheduler is not None:
         if args.scheduler is not None:  # a scheduler that hangs or is not one: refused now
-            from verify._sweep_exec import probe_scheduler
+            from verify.sweep.executor import probe_scheduler
 
             probe_scheduler(args.scheduler, args.connect_timeout)
         yield args.scheduler

@@ -5,9 +5,11 @@ with an instance that :meth:`Instance.replay` re-runs on the real engine (``toys
 
 Layout: ``families/`` (one module per search family, a registry and its protocol), ``plan.py``,
 ``_plan_setting.py`` and ``_plan_parts.py`` (what runs, from the bound's registration),
-``engine.py`` (the batched runs) with ``algorithms.py`` (FedProx, beta and FedSoftMax local and
-server steps) and ``participation.py`` (participation masks, drawn once per instance),
-``search.py`` (the population search, local or on Dask), ``pep.py``, ``exact.py`` and
+``population.py`` (a family's instances run on ``toys.run_many``, toys' own algorithms) with
+``algorithms.py`` (how each algorithm maps onto toys, its hyper-parameter grids and step
+schedules) and ``fedau_paths.py`` (FedAU in expectation over its Bernoulli paths),
+``search.py`` (the population search, local or on Dask; what a left-hand side measures is
+:mod:`verify.measures`), ``pep.py``, ``exact.py`` and
 ``interpolate.py`` (the exact worst case and the function interpolating it), ``judge.py``,
 ``certify.py`` with ``_mpreplay.py`` (the certified verdict: the worst instance replayed in
 mpmath), ``api.py`` (the entry point and its results), ``_file.py`` (a saved falsification,

@@ -7,7 +7,7 @@ id, source, kind, lhs, expression and preconditions as text, parameter names, th
 the expression's ``srepr``), ``"setting"`` (the falsify call's algorithm, function class,
 participation and constants) and, in the instance's ``data``, its Spec (L, mu, D, clients,
 dimension, weights), hyper-parameter point and step. ``"seal"``
-(:func:`boundlab.integrity.seal`, as :mod:`verify._worst_file` does) covers the claim (kind,
+(:func:`boundlab.integrity.seal`, as :mod:`verify.worst.file` does) covers the claim (kind,
 bound id and digest, family, run, boundlab release) and the payload. :func:`load` reads at most
 :data:`MAX_BYTES`, parses strict JSON, checks the fields' types and sizes, then the seal; the
 bound's text is read by a whitelist grammar (numbers, its parameters' names, + - * / **, a few
@@ -58,7 +58,7 @@ def document(res) -> dict:
     """The sealed plain data of the falsification ``res``."""
     from boundlab.integrity import seal
 
-    from .._worst_file import _payload
+    from ..worst.file import _payload
 
     bound = res.instance.judged_bound() if res.instance is not None else None
     if bound is None:
@@ -74,7 +74,7 @@ def load(path, types):
     from the file alone; IntegrityError naming the path and the first field that is wrong."""
     from boundlab.integrity import check_seal, loads_plain, read_bounded
 
-    from .._worst_file import _payload
+    from ..worst.file import _payload
 
     doc = loads_plain(read_bounded(path, MAX_BYTES, "saved falsification"), path,
                       "saved falsification")
@@ -88,7 +88,7 @@ def load(path, types):
 
 
 def _validate(doc, path) -> None:
-    from .._worst_file import _NUM, _STR, _typed
+    from ..worst.file import _NUM, _STR, _typed
 
     for key in ("bound_id", "verdict", "reason"):
         _typed(doc, key, _STR, path, key)

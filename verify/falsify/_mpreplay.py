@@ -9,7 +9,7 @@ x* is re-solved by Newton's method at the working precision from the float64 one
 raises :class:`Unsupported` (the verdict is then certified in float64 only).
 
 :func:`replay` returns the run's quantities as lists of ``mpf`` in the indexing of
-:func:`verify.falsify.engine.run_batched` (``gap``, ``dist2``, ``grad_norm2``, ``loss`` per
+:func:`verify.falsify.population.quantities` (``gap``, ``dist2``, ``grad_norm2``, ``loss`` per
 state; ``shadow_gap``, ``g2_max``, ``lr`` per round).
 """
 

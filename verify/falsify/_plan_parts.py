@@ -11,11 +11,14 @@ import math
 import numpy as np
 
 from . import algorithms as _algorithms
+from ._keys import ROUND_KEYS, STATE_KEYS
 
-__all__ = ["NotApplicable", "P_SKEWS", "STEP_NAMES", "LOCAL_NAMES", "step_of",
+__all__ = ["NotApplicable", "POPULATION_ARRAYS", "check_population_measures", "unit_skew",
+           "ALPHA_IS_P", "P_SKEWS",
+           "STEP_NAMES", "LOCAL_NAMES", "step_of",
            "check_no_pinned_setting", "check_loss_weights", "check_participation_allowed",
            "eta_max", "feasible", "run_extras", "skewed", "step_sides", "t_iterations",
-           "with_participation"]
+           "with_participation", "canonical", "draw_masks", "GRIDS", "CYCLE", "PARTIAL"]
 
 
 STEP_NAMES = ("eta", "lr", "gamma")
@@ -24,6 +27,56 @@ LOCAL_NAMES = ("tau", "E", "K", "I")
 
 class NotApplicable(Exception):
     """The bound cannot be judged by this search; ``str(exc)`` is the reason."""
+
+
+#: the run arrays a population run (``toys.run_many``) gives the search
+#: (:func:`verify.falsify.population.quantities`); the other arrays of
+#: :mod:`verify.measures` come from one ``toys.run`` trace only (e.g. ``rho_max``)
+POPULATION_ARRAYS = (*STATE_KEYS, *ROUND_KEYS, "kappa_min", "kappa_max", "grad_norm2_virtual",
+                     "step_dist2", "step_lr")
+
+
+#: algorithms that aggregate with the clients' weights (alpha = p under full participation):
+#: BM's skew rho(t, w) = sum_i alpha_i x_i / sum_i p_i x_i is then 1 at every point
+ALPHA_IS_P = ("fedavg",)
+SKEW_NAMES = ("rho_bar", "rho_tilde")
+
+
+def unit_skew(algo: str, names, participation, given) -> tuple:
+    """``({rho_bar: 1, rho_tilde: 1} for those the bound names and the setting does not give,
+    notes)`` when ``algo`` aggregates with alpha = p under full participation; else nothing.
+
+    >>> unit_skew("fedavg", {"rho_bar", "eta"}, None, {})[0]
+    {'rho_bar': 1.0}
+    >>> unit_skew("fedsoftmax", {"rho_bar"}, None, {})[0]
+    {}
+    """
+    if algo not in ALPHA_IS_P or participation is not None:
+        return {}, []
+    out = {k: 1.0 for k in SKEW_NAMES if k in names and k not in given}
+    return out, ([f"{', '.join(out)} = 1: {algo} aggregates with alpha = p (every client "
+                  "every round), so rho(t, w) = 1 at every point (BM)"] if out else [])
+
+
+def check_population_measures(lhs: str) -> None:
+    """NotApplicable when the registry's measure of ``lhs`` reads a run array a population
+    run does not record (verify.check still measures it on a ``toys.run``).
+
+    >>> check_population_measures("final_gap")
+    >>> try:
+    ...     check_population_measures("rho")
+    ... except NotApplicable as exc:
+    ...     print(str(exc).split(":")[0])
+    lhs 'rho' needs the run array(s) rho_max, which the search's population runs do not record
+    """
+    from .. import measures
+
+    m = measures.get(lhs)
+    missing = [k for k in m.needs if k not in POPULATION_ARRAYS]
+    if missing:
+        raise NotApplicable(f"lhs {lhs!r} needs the run array(s) {', '.join(missing)}, which "
+                            "the search's population runs do not record: verify.check "
+                            f"measures it on a toys.run ({m.doc})")
 
 
 def step_of(names, s: dict, L: float):
@@ -97,25 +150,95 @@ def run_extras(bound, algo, spec, participation, grid, decaying, given=()):
         "E - 1) (BM's corollary step; pass eta= for a constant step)"] + notes
 
 
+#: the cycle length (rounds) of the searched cyclic patterns: a horizon of 4..64 rounds sees
+#: whole cycles (toys' default, 100, is longer than every horizon searched)
+CYCLE = 4
+#: the points of each pattern family a participation setting searches (module of the plan)
+GRIDS = {"bernoulli": ({"p": 0.25}, {"p": 0.5}, {"p": 0.9}),
+         "cyclic": ({"p": 0.25, "cycle": CYCLE}, {"p": 0.5, "cycle": CYCLE}),
+         "markov": ({"p": 0.25, "rate": 0.25}, {"p": 0.5, "rate": 0.25})}
+#: the algorithms searched under partial participation (beta's graph and FedAU's expectation
+#: over its own Bernoulli paths are searched with every client)
+PARTIAL = ("gd", "fedavg", "fedprox", "fedsoftmax")
+
+
+def _text(name: str, opts: dict) -> str:
+    return name + (":" + ",".join(f"{k}={v:g}" for k, v in opts.items()) if opts else "")
+
+
+def canonical(spec, n_clients: int) -> tuple:
+    """The pattern texts a participation setting ``spec`` stands for (:mod:`verify.falsify.
+    plan`); () for full participation. Each is checked by building its ``toys.participation``
+    process (errors name the option, its value and domain).
+
+    >>> canonical("bernoulli", 3)
+    ('bernoulli:p=0.25', 'bernoulli:p=0.5', 'bernoulli:p=0.9')
+    """
+    from boundlab.errors import DomainError
+    from toys import participation as part
+
+    if spec is None or spec == "full":
+        return ()
+    if not isinstance(spec, str):
+        raise DomainError("participation", spec, "a pattern name: 'full', 'any', "
+                          f"{', '.join(map(repr, GRIDS))} or 'name:key=value,...'")
+    name, opts = part.parse(spec)
+    if name == "full" and not opts:
+        return ()
+    if name == "any" and not opts:
+        pts = [(n, o) for n in GRIDS for o in GRIDS[n]]
+    elif name in GRIDS and not opts:
+        pts = [(name, o) for o in GRIDS[name]]
+    else:
+        pts = [(name, opts)]
+    for n, o in pts:
+        part.make(n, int(n_clients), **o)
+    return tuple(_text(n, o) for n, o in pts)
+
+
 def with_participation(bound, algo, participation, spec, grid):
     """``(grid, notes)``: the hyper-parameter grid times the participation patterns."""
-    from .participation import ALGORITHMS as PARTIAL
-    from .participation import canonical
-
     patterns = canonical(participation, spec.n_clients)
     if not patterns:
         return grid, []
     if algo not in PARTIAL:
-        raise NotApplicable(f"participation={participation!r}: the batched engine runs "
-                            f"{', '.join(PARTIAL)} with partial participation, not {algo}")
+        raise NotApplicable(f"participation={participation!r}: partial participation is "
+                            f"searched for {', '.join(PARTIAL)}, not {algo}")
     grid = tuple({**h, "participation": q} for h in grid for q in patterns)
     return grid, [f"participation searched over {', '.join(patterns)} (masks drawn per "
                   "instance, replayed on toys.run as its participation matrix)"]
 
 
+_SALT = 0x5EED_FA15
+
+
+def draw_masks(pattern: str, Z, rounds: int, n_clients: int) -> np.ndarray:
+    """(P, rounds, N) participation masks of the search points ``Z`` (P, n) under ``pattern``
+    (a text of :func:`~verify.falsify._plan_parts.canonical`): row k drawn by toys' process
+    (``toys.participation.sample``) with a generator seeded by the bytes of Z[k] and the
+    pattern, so the search and the replay see the same draw and perturbing z draws anew.
+
+    >>> m = draw_masks("bernoulli:p=0.5", np.zeros((2, 4)), rounds=3, n_clients=2)
+    >>> m.shape, bool(np.array_equal(m[0], m[1]))   # the same z, the same draw
+    ((2, 3, 2), True)
+    """
+    from toys import participation as part
+
+    name, opts = part.parse(pattern)
+    proc = part.make(name, int(n_clients), **opts)
+    Z = np.ascontiguousarray(np.atleast_2d(np.asarray(Z, dtype=np.float64)))
+    tag = [int(b) for b in pattern.encode()]
+    out = np.zeros((Z.shape[0], int(rounds), int(n_clients)), dtype=bool)
+    for k in range(Z.shape[0]):  # each point's own stream (the draws only)
+        words = np.frombuffer(Z[k].tobytes(), dtype=np.uint32).tolist()
+        ss = np.random.SeedSequence([_SALT, *tag, int(rounds), *words])
+        out[k] = part.sample(proc, int(rounds), np.random.default_rng(ss))
+    return out
+
+
 def check_participation_allowed(bound, participation) -> None:
     """A DomainError for a partial participation pattern on a catalogue bound: every one the
-    search runs assumes every client in every round (:mod:`verify.falsify.participation`)."""
+    search runs assumes every client in every round."""
     if participation is None or participation == "full":
         return
     import boundlab

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._plan_parts import NotApplicable, check_no_pinned_setting
+from ._plan_parts import NotApplicable, check_no_pinned_setting, check_population_measures
 from .algorithms import ALGORITHMS
-from .engine import LHS
 from .families.registry import CLASSES, Spec
 
 __all__ = ["SCALE_FACTORS", "ZETA_DEFAULT", "HETEROGENEITY", "scales", "declared", "spec_of",
@@ -57,9 +56,13 @@ def declared(bound, algorithm, function_class):
     fclass = meta.get("function_class") or function_class
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
-    if bound.lhs not in LHS:
-        raise NotApplicable(f"lhs {bound.lhs!r} is not measured by falsify yet (measured: "
-                            f"{', '.join(LHS)})")
+    from .. import measures
+
+    if bound.lhs not in measures.names():
+        raise NotApplicable(f"lhs {bound.lhs!r} is not measured on a run: "
+                            f"{measures.reason(bound.lhs)} (verify.measures: "
+                            f"{', '.join(measures.names())})")
+    check_population_measures(measures.paper_name(bound.lhs, algo))
     if algo not in ALGORITHMS and algo not in _toys_names():
         raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} and "
                             "every algorithm of toys.algorithms.names() (register the bound "

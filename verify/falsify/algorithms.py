@@ -1,6 +1,8 @@
-"""The algorithms :func:`verify.falsify` runs, as local-step rules of the batched engine.
+"""The algorithms :func:`verify.falsify` runs: how each maps onto :mod:`toys.algorithms`
+(:func:`toys_call`), the hyper-parameter grids it searches and the step schedules. Nothing here
+runs an algorithm: the search runs toys' own pieces (``toys.run_many``, ``toys.run``).
 
-Each algorithm is one ``toys.run`` algorithm, with full participation and exact gradients:
+Each algorithm is one ``toys.run`` algorithm, with exact gradients:
 
 * ``gd`` and ``fedavg``: ``W <- W - eta grad F_i(W)`` (gd: one client, one step per round);
 * ``fedprox``: the proximal local step of ``toys.run``'s ``fedprox`` (seed 003 §5.2.3, DKR
@@ -37,16 +39,8 @@ in {0.1, 1, 10} L (it scales with L; alpha > 0, as ``toys.run``'s fedprox requir
 {0.1, 1, 10} L D^2 (the units of the excess losses it divides). The setting may fix it
 (``alpha=`` or ``prox=``, ``beta=``, ``temperature=``).
 
->>> import numpy as np
->>> r = rule("beta", {"beta": 0.5}, n_clients=3)
->>> np.round(r.weights(np.full(3, 1 / 3)), 15).tolist()
-[0.333333333333333, 0.333333333333333, 0.333333333333333]
 >>> toys_call("fedprox", {"alpha": 0.2}, 3)
 ('fedprox', {'prox': 0.2})
->>> p = np.full(2, 0.5)
->>> rule("fedsoftmax", {"temperature": 1.0}, 2).round_weights(
-...     p, np.array([[0.0, np.log(3.0)]]), np.zeros((1, 2)), np.ones((1, 2), bool)).tolist()
-[[0.25, 0.75]]
 >>> (1 / schedule(0.1, 10.0, 2, 2)).round(12).tolist()   # mu (t + gamma), t = 0..3
 [1.0, 1.1, 1.2, 1.3]
 """
@@ -57,11 +51,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ALGORITHMS", "HYPER", "SCHEDULES", "LocalRule", "rule", "toys_call",
+__all__ = ["ALGORITHMS", "HYPER", "SCHEDULES", "toys_call",
            "beta_messages", "hyper_grid", "notes", "bm_gamma", "schedule", "unit_factor"]
 
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "fedsoftmax", "fedau")  # fedau:
-# verify.falsify.algorithms_fedau (its own rule, Bernoulli paths in expectation)
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "fedsoftmax", "fedau")  # fedau: in
+# expectation over its Bernoulli paths (verify.falsify.fedau_paths)
 #: the step an algorithm's bounds are judged at when they name none (default: constant 1/L)
 SCHEDULES = {"fedsoftmax": "bm"}
 
@@ -164,7 +158,7 @@ def toys_call(algorithm: str, hyper: dict, n_clients: int) -> tuple:
     if algorithm == "fedsoftmax":
         return "fedsoftmax", {"temperature": float(hyper["temperature"]),
                               "loss_offset": "exact"}
-    if algorithm == "fedau":  # lr = gamma, server_lr = eta: per instance (algorithms_fedau)
+    if algorithm == "fedau":  # lr = gamma, server_lr = eta: per instance (fedau_paths)
         K = float(hyper["K"])
         return "fedau", {"K": None if np.isinf(K) else int(K)}
     return algorithm, dict(hyper)  # any other algorithm of toys.algorithms, as it is
@@ -184,98 +178,3 @@ def schedule(mu: float, gamma: float, rounds: int, tau: int) -> np.ndarray:
     ``toys.run`` takes as ``lr``, one value per iteration)."""
     t = np.arange(int(rounds) * int(tau), dtype=float)
     return 1.0 / (mu * (t + gamma))
-
-
-@dataclass(frozen=True)
-class LocalRule:
-    """The local steps and aggregation of one algorithm for a stacked population (P, N, d).
-
-    ``prox`` (FedProx's alpha; 0: none), ``beta`` (None: no perturbation) and the graph of
-    beta (``P`` (N, N), ``degree`` (N,), ``p`` (N,)), as :func:`toys.algorithms.beta.graph`;
-    ``inv_temperature`` (fedsoftmax's loss weighting; None: fixed weights).
-    """
-
-    name: str = "fedavg"
-    prox: float = 0.0
-    beta: float | None = None
-    P: np.ndarray | None = None
-    degree: np.ndarray | None = None
-    p: np.ndarray | None = None
-    inv_temperature: float | None = None
-
-    @property
-    def perturbed(self) -> bool:
-        """Whether the gradients are taken away from the iterates (the first one too)."""
-        return self.beta is not None
-
-    @property
-    def needs_losses(self) -> bool:
-        """Whether the weights read the clients' losses at the round's start."""
-        return self.inv_temperature is not None
-
-    def weights(self, p):
-        """The fixed aggregation weights (``toys.run``'s FedAvgWeights: normalised)."""
-        a = np.asarray(p if self.p is None else self.p, dtype=float)
-        return a / a.sum()
-
-    def round_weights(self, p, losses, F_star_i, mask, r=None):
-        """The weights of one round (P, N) over the participants ``mask`` (P, N), as
-        ``toys.run``'s weight rules compute them: FedAvgWeights (p renormalised over the
-        participants) or fedsoftmax's softmax of log p + x / temperature, x = losses -
-        F_star_i (max-subtracted; zeros when nobody participates). ``mask`` None: everyone;
-        fixed weights are then shared by the population: (N,). ``r``: the round (read by
-        rules whose weights follow the participation history, FedAU's)."""
-        if mask is None and self.inv_temperature is None:
-            return self.weights(p)
-        mask = np.ones(np.shape(losses), bool) if mask is None else np.asarray(mask, bool)
-        if self.inv_temperature is None:
-            q = np.where(mask, np.asarray(p if self.p is None else self.p, dtype=float), 0.0)
-            s = q.sum(axis=1, keepdims=True)
-            return np.where(s > 0, q / np.where(s > 0, s, 1.0), 0.0 * q)
-        x = np.asarray(losses, dtype=float) - np.asarray(F_star_i, dtype=float)
-        z = np.log(np.where(mask, p, 1.0)) + self.inv_temperature * x
-        z = np.where(mask, z, -np.inf)
-        top = np.max(z, axis=1, keepdims=True)
-        e = np.where(mask, np.exp(z - np.where(np.isfinite(top), top, 0.0)), 0.0)
-        s = e.sum(axis=1, keepdims=True)
-        return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
-
-    def init(self, x):
-        """The state before round 0: beta's u_i = x0 (P, N, d); None otherwise."""
-        if self.beta is None:
-            return None
-        return np.repeat(np.asarray(x, dtype=float)[:, None, :], self.degree.shape[0], axis=1)
-
-    def query(self, W, U):
-        """Where the gradients of step W are taken."""
-        return W if self.beta is None else self.beta * W + (1.0 - self.beta) * U
-
-    def step(self, W, G, X, eta):
-        """One local step from W with the gradients G; X the round's start (copies of x)."""
-        s = G if self.prox == 0.0 else G + self.prox * (W - X)
-        return W - eta * s
-
-    def end_round(self, U, W, x):
-        """beta's neighbour averages of the clients' last models W; x the round's model."""
-        if self.beta is None:
-            return U
-        ok = self.degree > 0
-        V = np.einsum("in,pnd->pid", self.P, W) / np.where(ok, self.degree, 1.0)[None, :, None]
-        return np.where(ok[None, :, None], V, x[:, None, :])
-
-
-def rule(algorithm: str, hyper: dict, n_clients: int) -> LocalRule:
-    """The :class:`LocalRule` of ``algorithm`` with its hyper-parameters ``hyper``."""
-    if algorithm in ("gd", "fedavg"):
-        return LocalRule(algorithm)
-    if algorithm == "fedprox":
-        return LocalRule("fedprox", prox=float(hyper["alpha"]))
-    if algorithm == "beta":
-        from toys.algorithms.beta import graph
-
-        g = graph(beta_messages(n_clients))
-        return LocalRule("beta", beta=float(hyper["beta"]), P=g["P"], degree=g["degree"],
-                         p=g["p"])
-    if algorithm == "fedsoftmax":
-        return LocalRule("fedsoftmax", inv_temperature=1.0 / float(hyper["temperature"]))
-    raise KeyError(algorithm)

@@ -93,7 +93,7 @@ class Instance:
     def measure(self) -> tuple:
         """Re-run the instance on the real engine: ``(ratio, measured LHS, bound RHS)``."""
         if self.family == "worst.quadratic":
-            from verify._worst_measures import MEASURES
+            from verify.worst.measures import MEASURES
 
             bound = self.judged_bound()
             out = MEASURES[bound.lhs].replay(bound, self.data)
@@ -315,14 +315,33 @@ def _check_executor(executor, scheduler) -> None:
     if scheduler is not None:
         if executor != "dask":
             raise DomainError("scheduler", scheduler, "only with executor='dask'")
-        from .._sweep_exec import probe_scheduler
+        from ..sweep.executor import probe_scheduler
 
         probe_scheduler(scheduler)  # refused here (exit 2), as sweep and verify refuse it
 
 
+def _check_device(device) -> None:
+    """None (numpy), or a torch device this machine has: "cpu", "cuda", "cuda:N"."""
+    if device is None:
+        return
+    import re
+
+    if not isinstance(device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise DomainError("device", device, "None (numpy), 'cpu', 'cuda' or 'cuda:N' (torch)")
+    try:
+        import torch
+    except ImportError:
+        raise DomainError("device", device, "None (numpy): torch is not installed") from None
+    if device.startswith("cuda"):
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if n == 0 or int((device + ":0").split(":")[1]) >= n:
+            raise DomainError("device", device, "None (numpy) or 'cpu': CUDA device "
+                              f"{device!r} is not available here ({n} CUDA devices)")
+
+
 def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None,
             exact: bool = True, save=None, executor: str = "local", scheduler=None,
-            **setting) -> Falsification:
+            device=None, **setting) -> Falsification:
     """Try to break ``bound``: search its class for the instance of largest measured / bound.
 
     Parameters
@@ -342,6 +361,12 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         Where the search's groups run: here, or one Dask task each (a local cluster, or the
         running scheduler at ``scheduler``, ``tcp://HOST:PORT``). The result is the same bit
         for bit. The catalogue fallback (the quadratic worst-instance search) runs here.
+    device : str, optional
+        Run the search's populations with torch on this device (``"cpu"``, ``"cuda"``,
+        ``"cuda:0"``; default None: numpy). The quantities are judged in float64 numpy as
+        before, and the worst instance is replayed on ``toys.run`` (numpy) either way; families
+        without a batched form and FedAU's paths run on numpy. Needs torch (and CUDA for a
+        ``cuda`` device): refused by name otherwise.
     save : path, optional
         Write the result (with the instance) as JSON there.
     **setting
@@ -367,6 +392,7 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     bound, families = _check_inputs(bound, budget, seed, families, setting,
                                     how["algorithm"])
     _check_executor(executor, scheduler)
+    _check_device(device)
     import boundlab
 
     try:
@@ -377,7 +403,7 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
         else:  # a catalogue bound: the quadratic worst-instance search of its paper's setting
             res = _catalogue(bound, budget, seed, setting, why=str(exc))
     else:
-        res = _registered(plan, budget, seed, families, exact, (executor, scheduler))
+        res = _registered(plan, budget, seed, families, exact, (executor, scheduler, device))
     res.seconds = time.perf_counter() - t0
     res.setting = {**how, **setting}  # what replays it (Falsification.load)
     if save is not None:

@@ -104,15 +104,15 @@ def _float_error(ratio) -> float:
 
 
 def _unsupported(inst) -> str:
+    from ..measures import paper_name
     from ._mpreplay import ALGORITHMS
-    from .engine import measured_lhs
 
     plan = inst.plan
     if plan is None or inst.family in ("worst.quadratic", "pep-interpolation"):
         return f"instance family {inst.family}: replayed in float64 only"
     if plan.algorithm not in ALGORITHMS or plan.participation is not None:
         return f"algorithm {plan.algorithm}: replayed in float64 only"
-    if plan.lhs not in _LHS or measured_lhs(plan.lhs, plan.algorithm) != plan.lhs:
+    if plan.lhs not in _LHS or paper_name(plan.lhs, plan.algorithm) != plan.lhs:
         return f"lhs {plan.lhs}: measured in float64 only"
     if plan.measured:
         return f"{', '.join(plan.measured)} measured in float64 only"
@@ -149,24 +149,14 @@ def _high_precision(inst) -> Certificate:
 
 
 def _measure(lhs, q, T):
-    """``(values, per-round parameters)`` of ``lhs`` from the mpmath quantities (the rule of
-    :func:`verify.falsify.engine.measure`)."""
-    import mpmath
+    """``(values, per-round parameters)`` of ``lhs`` from the mpmath quantities: the registry's
+    measure (:func:`verify.measures.measure`) on object arrays of ``mpf`` (one instance)."""
+    from ..measures import measure
 
-    if lhs == "final_gap":
-        return [q["gap"][-1]], {}
-    if lhs == "gap_t":
-        return q["gap"], {"t": [mpmath.mpf(t) for t in range(T + 1)]}
-    if lhs == "dist_next":
-        return q["dist2"][1:], {"dist_t": q["dist2"][:-1],
-                                "gamma_prev": [mpmath.mpf(0)] + q["lr"][:-1]}
-    if lhs == "avg_shadow_gap":
-        return [mpmath.fsum(q["shadow_gap"]) / T], {}
-    if lhs == "avg_grad_norm2":
-        return [mpmath.fsum(q["grad_norm2"][:-1]) / T], {}
-    if lhs == "grad_norm_sq":
-        return q["grad_norm2"], {"f_w": q["loss"], "f_star": [q["F_star"]] * (T + 1)}
-    raise KeyError(lhs)
+    arrays = {k: np.array([list(v)], dtype=object) for k, v in q.items()
+              if isinstance(v, list)}
+    values, per = measure(lhs, arrays)
+    return list(values[0]), {k: list(v[0]) for k, v in per.items()}
 
 
 def _mp_judge(plan, q, T, tau, eta):

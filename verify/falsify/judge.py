@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
+from ..measures import measure
 from .certify import DIVERGED_RATIO, diverged_rows
-from .engine import measure
 
 __all__ = ["ratios", "judge", "ZERO"]
 
@@ -40,10 +40,10 @@ def ratios(lhs, rhs, scale=1.0):
 def judge(bound, q: dict, scalars: dict, per_instance: dict, lhs: str | None = None):
     """``(ratio (P,), lhs (P,), rhs (P,), k (P,))``: the worst round ``k`` of each instance.
 
-    ``q`` the run quantities (:func:`verify.falsify.engine.run_batched`), ``scalars`` the
+    ``q`` the run quantities (:func:`verify.falsify.population.quantities`), ``scalars`` the
     parameters shared by the population, ``per_instance`` those of each instance ({name: (P,)});
     ``lhs`` the quantity measured (default ``bound.lhs``;
-    :func:`verify.falsify.engine.measured_lhs`).
+    :func:`verify.measures.paper_name`).
     """
     values, rounds = measure(bound.lhs if lhs is None else lhs, q)
     P, K = values.shape

@@ -11,12 +11,12 @@ follows them:
   003's beta-perturbed local steps, uniform message graph) or ``"fedsoftmax"`` (seeds
   000/001's loss-weighted aggregation, temperature searched; strongly convex classes, where
   the clients' minima F_i* it scores with exist) or ``"fedau"`` (seed 002, judged in expectation
-  over every Bernoulli participation path: :mod:`verify.falsify.algorithms_fedau`, which gives
+  over every Bernoulli participation path: :mod:`verify.falsify.fedau_paths`, which gives
   its F, W, Q, G, PsiG, delta and global step eta); see :mod:`verify.falsify.algorithms`. Any
   other algorithm is *not applicable* (it is never replaced by another one);
 * ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
   strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
-* ``lhs``: one of :data:`verify.falsify.engine.LHS`.
+* ``lhs``: one of :func:`verify.measures.names` (the one registry of measured quantities).
 
 Run settings the bound leaves free are searched: the horizon ``T`` (grid :data:`T_GRID`
 unless ``T=`` is given), the local steps (grid :data:`TAU_GRID` unless ``tau=``), the
@@ -40,7 +40,7 @@ Bound parameters are given by name: ``L``, ``mu``, ``D`` = ``D0`` = ``R`` = ||x0
 ``S`` = sum p_i^2, ``p_min``, BM's ``pi`` / ``Pi`` (min / max over the run's rounds and
 clients of kappa = alpha_i / p_i, measured on each instance), and the per-round ones of its
 left-hand side
-(:data:`verify.falsify.engine.PER_ROUND`: ``t``, ``dist_t``, ``gamma_prev`` (the previous
+(:attr:`verify.measures.Measure.gives`: ``t``, ``dist_t``, ``gamma_prev`` (the previous
 round's step, 0 at t = 0), ``f_w``, ``f_star``, ``dist0``, ``dist_tau``, ``drift_sum``). Any
 other parameter must be given in the setting, else the bound is not applicable.
 Heterogeneity constants (:data:`HETEROGENEITY`) are 0 for gradient descent (one client).
@@ -57,8 +57,8 @@ With several clients:
   would judge a "for all x" bound on instances outside its class.
 
 Participation: every client every round, unless a registered bound is searched with
-``participation=`` (:mod:`verify.falsify.participation`: Bernoulli, cyclic, Markov patterns,
-their parameters one more grid of the search, the masks drawn per instance); the catalogue
+``participation=`` (:func:`~verify.falsify._plan_parts.draw_masks`: Bernoulli, cyclic, Markov
+patterns, their parameters one more grid of the search, the masks drawn per instance); the catalogue
 bounds the search runs all assume full participation. Data weights: uniform, except for a
 bound that names ``p_min`` (and not fixed by the setting): p_i ∝ r^i, r in {1, 1/2, 1/5}.
 
@@ -95,6 +95,7 @@ from ._plan_parts import (
     NotApplicable,
     check_loss_weights,
     check_participation_allowed,
+    draw_masks,
     eta_max,
     feasible,
     run_extras,
@@ -102,6 +103,7 @@ from ._plan_parts import (
     step_of,
     step_sides,
     t_iterations,
+    unit_skew,
 )
 from ._plan_setting import (
     HETEROGENEITY,
@@ -113,7 +115,6 @@ from ._plan_setting import (
     spec_of,
 )
 from .algorithms import ALGORITHMS
-from .engine import PER_ROUND
 from .families.registry import Spec
 
 __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
@@ -197,9 +198,7 @@ class Plan:
         if Z is None:
             raise ValueError(f"participation {self.participation!r}: the masks are drawn from "
                              "the instance's search point z, and none was given")
-        from .participation import masks
-
-        return masks(self.participation, Z, T, self.spec.n_clients)
+        return draw_masks(self.participation, Z, T, self.spec.n_clients)
 
     def run_info(self, T: int, tau: int) -> dict:
         """What an instance's run record adds to its step and rounds: the step schedule and
@@ -236,10 +235,6 @@ class Plan:
     def toys_call(self) -> tuple:
         """``(algorithm, keyword arguments)`` of ``toys.run`` for this plan's algorithm."""
         return _algorithms.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
-
-    def rule(self):
-        """The batched engine's :class:`~verify.falsify.algorithms.LocalRule`."""
-        return _algorithms.rule(self.algorithm, self.hyper, self.spec.n_clients)
 
     def eta_range(self, T: int, tau: int):
         """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
@@ -303,7 +298,7 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     ``algorithm`` / ``function_class``: those of a Bound object that is not registered (a
     registered or catalogue bound keeps its own; a different value is a DomainError).
     ``participation``: the patterns a registered bound is searched under
-    (:mod:`verify.falsify.participation`; default every client every round)."""
+    (:func:`~verify.falsify._plan_parts.draw_masks`; default every client every round)."""
     check_participation_allowed(bound, participation)
     algo, fclass = declared(bound, algorithm, function_class)
     names = set(bound.params) | set(bound.extra_params)
@@ -336,30 +331,43 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     measured += tuple(k for k in KAPPA if k in names)
     fixed = {k: float(v) for k, v in s.items() if k in names}
     fixed.update({k: step_fixed for k in STEP_NAMES if k in names and step_given})
+    skew, skew_notes = unit_skew(algo, names, participation, s)
+    fixed.update(skew)
+    notes += skew_notes
     if algo == "gd":  # one client: no heterogeneity at all
         fixed.update({k: 0.0 for k in hetero})
     held = {"zeta"} if spec.zeta is not None else set()
     searched = set().union(*hyper_grid) | set(measured)
-    missing = sorted(names - GIVEN - held - searched - set(PER_ROUND.get(bound.lhs, ()))
+    missing = sorted(names - GIVEN - held - searched - set(_gives(bound.lhs))
                      - set(fixed))
     if missing:
         raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound.id} are not measured "
                             f"by falsify for lhs={bound.lhs}, algorithm={algo}: give them as "
                             "name=value")
-    return Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
+    plan = Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
                 fixed, tuple(notes), scales(setting, step_given), hyper_grid, hyper_scaled,
                 measured, schedule, t_iterations(bound))
+    if skew:  # rho = 1 made it searchable: a step range must exist too (else, as before, the
+        plan.eta_range(T_grid[0], tau_grid[0])  # plan is NotApplicable and a catalogue bound
+    return plan                                  # falls back to its paper-setting search
 
 
 def _fedau_plan(bound, s, spec, fclass, names, participation, setting) -> Plan:
-    """FedAU's plan (:mod:`verify.falsify.algorithms_fedau`: Bernoulli paths enumerated,
+    """FedAU's plan (:mod:`verify.falsify.fedau_paths`: Bernoulli paths enumerated,
     F, W, Q, G, eta per instance, delta held by tilts)."""
-    from . import algorithms_fedau as fedau
+    from ._plan_fedau import plan_fields
 
-    f = fedau.plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id)
+    f = plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id)
     held = dict(setting, zeta=1.0) if {"delta", "zeta"} & set(setting) else setting
     return Plan(bound, bound.lhs, "fedau", fclass, scales=scales(held, f.pop("step_given")),
                 **f)
+
+
+def _gives(lhs: str) -> tuple:
+    """The per-round parameters the measure of ``lhs`` gives the bound."""
+    from .. import measures
+
+    return measures.get(lhs).gives
 
 
 def batched_plan_applies(bound) -> bool:

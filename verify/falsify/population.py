@@ -59,6 +59,13 @@ class FamilyPopulation(Stacked):
     def minibatch_grads(self, W, rng, batch_size):
         return self.grads(W)
 
+    def torch_oracle(self, ops):
+        """The population on torch (``backend="torch"``): its arrays moved to ``ops``' device
+        once (:mod:`verify.falsify._population_torch`)."""
+        from ._population_torch import oracle
+
+        return oracle(self._st, ops)
+
 
 def batched(plan) -> bool:
     """Whether the plan's algorithm runs on the population axis (every piece batched)."""
@@ -69,20 +76,48 @@ def batched(plan) -> bool:
     return all(getattr(piece, "batched", False) for piece in algo.pieces)
 
 
-def run(plan, st, eta, T: int, tau: int, masks=None, virtual: bool = False) -> dict:
+def run(plan, st, eta, T: int, tau: int, masks=None, virtual: bool = False,
+        device=None) -> dict:
     """The run quantities of every instance of the stacked population ``st`` with the plan's
     algorithm, steps ``eta`` (P,) (or the plan's schedule) and participation ``masks``
-    (P, T, N) (None: every client every round); ``virtual``: also ||grad F||^2 at the virtual
-    averages (``record="step"``, BC's non-convex theorems)."""
+    (P, T, N) (None: every client every round); ``virtual``: a ``record="step"`` run (||grad
+    F||^2 at the virtual averages for BC's non-convex theorems, the per-step arrays). Only
+    what the plan's judge reads is measured (:func:`needed`; the other quantities are NaN).
+    ``device``: None runs on numpy; a torch device ("cpu", "cuda", "cuda:0") runs the
+    population on torch there (its arrays moved once, :meth:`FamilyPopulation.torch_oracle`);
+    the quantities come back as numpy float64 either way."""
     import toys
 
     pop = FamilyPopulation(st)
     name, hyper = plan.toys_call()
     lrs = np.asarray(plan.steps(np.asarray(eta, dtype=float), T, tau), dtype=float)
+    where = {} if device is None else {"backend": "torch", "device": device}
     res = toys.run_many(pop, name, rounds=int(T), seeds=0, local_steps=int(tau),
                         participation="full" if masks is None else np.asarray(masks, bool),
-                        vary={"lr": lrs}, record="step" if virtual else "round", **hyper)
+                        vary={"lr": lrs}, record="step" if virtual else "round",
+                        measure=needed(plan, virtual), **where, **hyper)
     return quantities(res, pop.p)
+
+
+def needed(plan, virtual: bool = False) -> tuple | None:
+    """The quantities (names of :data:`toys.engine.population.MEASURABLE`) the search's judge
+    reads for ``plan``: the run arrays its measured left-hand side needs
+    (:attr:`verify.measures.Measure.needs`), ``gap``, ``dist2`` and ``loss`` (the judge's
+    divergence rule and scale, ``Delta`` / ``F0``), ``g2_max`` when the bound names ``G``;
+    None (everything) for a left-hand side the registry does not know."""
+    from toys.engine.population import MEASURABLE
+
+    from ..measures import get, paper_name
+
+    try:  # BC's avg_grad_norm2 is the virtual averages' (record="step": ``virtual``)
+        needs = get(paper_name(plan.lhs, plan.algorithm)).needs
+    except LookupError:  # UnknownNameError: measure everything, the judge will say why
+        return None
+    keys = {k.removeprefix("step_") for k in needs} | {"gap", "dist2", "loss"}
+    bound = plan.bound
+    if "G" in bound.params or "G" in bound.extra_params:
+        keys.add("g2_max")
+    return tuple(k for k in MEASURABLE if k in keys)
 
 
 def quantities(source, p=None) -> dict:
@@ -90,22 +125,37 @@ def quantities(source, p=None) -> dict:
     Population` or of one ``toys.Trace`` (P = 1): the state arrays :data:`STATE_KEYS`
     (P, T + 1), the round arrays :data:`ROUND_KEYS` (P, T), with the weights ``p`` (N,) or
     (P, N) also kappa = alpha / p's extremes per round (``kappa_min``, ``kappa_max``), and from
-    a ``record="step"`` trace ``grad_norm2_virtual``."""
+    a ``record="step"`` trace ``grad_norm2_virtual``, ``rho_max`` (the round's largest skew
+    rho(t, w_t), NaN where none is defined; a population does not record rho) and the step
+    arrays ``step_dist2``, ``step_lr`` (P, T * tau) (:data:`verify.measures.STEP_ARRAYS`)."""
     if np.ndim(source.state["gap"]) == 1:  # one trace
         q = {k: np.asarray(getattr(source, k), dtype=float)[None, :]
              for k in (*STATE_KEYS, *ROUND_KEYS)}
         alpha = np.asarray(source.alpha, dtype=float)[None]
         if source.steps is not None and "grad_norm2" in source.steps:
             q["grad_norm2_virtual"] = np.asarray(source.grad_norm2_virtual, dtype=float)[None]
+        if source.steps is not None and "rho" in source.steps:
+            q["rho_max"] = np.asarray(source.rho_max, dtype=float)[None]
+        q.update(_step_arrays(source.steps, 1))
     else:
         q = {k: np.asarray(source.state[k], dtype=float) for k in STATE_KEYS}
         q.update({k: np.asarray(source.per_round[k], dtype=float) for k in ROUND_KEYS})
         alpha = np.asarray(source.alpha, dtype=float)
         if source.steps is not None:
             q["grad_norm2_virtual"] = np.asarray(source.grad_norm2_virtual, dtype=float)
+        q.update(_step_arrays(source.steps, q["gap"].shape[0]))
     if p is not None:
         p = np.asarray(p, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             kappa = alpha / (p[:, None, :] if p.ndim == 2 else p)
         q["kappa_min"], q["kappa_max"] = np.min(kappa, axis=-1), np.max(kappa, axis=-1)
     return q
+
+
+def _step_arrays(steps, P) -> dict:
+    """``step_dist2`` and ``step_lr`` (P, T * tau) of a record="step" run's per-step arrays
+    (T, tau) or (P, T, tau) (none without them)."""
+    if steps is None or "dist2" not in steps:
+        return {}
+    return {f"step_{k}": np.reshape(np.asarray(steps[k], dtype=float), (P, -1))
+            for k in ("dist2", "lr")}

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import measures
+from ..measures import paper_name
 from . import population
-from .engine import VIRTUAL, measured_lhs
 from .judge import judge
 
 __all__ = ["Candidate", "search", "run_group", "MIN_GROUP", "EXECUTORS"]
@@ -47,15 +48,18 @@ class Candidate:
     plan: object = None  # the plan at the scale this point was found at
 
 
-def search(plan, families, budget: int, seed: int, executor: str = "local", scheduler=None):
+def search(plan, families, budget: int, seed: int, executor: str = "local", scheduler=None,
+           device=None):
     """``(best Candidate or None, evaluations, {family: best ratio})``.
 
     The groups are (scale, T, tau, hyper-parameter) of the plan's grids (:attr:`Plan.scales`
     first at scale 1) times the families, visited in a seeded order that puts every family at
     each point. Each group draws from its own generator (``seed`` and the group's index) and
     its share of the budget is fixed before any group runs, so the groups are independent:
-    ``executor="dask"`` runs them as one task each (:func:`verify._sweep_exec.run_dask`, a
-    local cluster or ``scheduler``) and gives the local result bit for bit.
+    ``executor="dask"`` runs them as one task each (:func:`verify.sweep.executor.run_dask`, a
+    local cluster or ``scheduler``) and gives the local result bit for bit. ``device``: None
+    runs the populations on numpy, a torch device name on torch there
+    (:func:`verify.falsify.population.run`; the other paths run on numpy).
     """
     rng = np.random.default_rng(seed)
     grid = [(T, tau, h) for T in plan.T_grid for tau in plan.tau_grid for h in plan.hyper_grid]
@@ -72,7 +76,7 @@ def search(plan, families, budget: int, seed: int, executor: str = "local", sche
         if spent >= budget:
             break
         n = min(share, budget - spent)
-        tasks.append(((sub, fam, T, tau, n, seed, i), i))
+        tasks.append(((sub, fam, T, tau, n, seed, i, device), i))
         spent += n
     results = _dispatch(tasks, executor, scheduler)
     best, per_family = None, {}
@@ -87,14 +91,14 @@ def search(plan, families, budget: int, seed: int, executor: str = "local", sche
 
 def run_group(task):
     """One search group (a task of :func:`search`): its best Candidate or None."""
-    sub, fam, T, tau, n, seed, i = task[0]
-    return _group(sub, fam, T, tau, n, np.random.default_rng([int(seed), int(i)]))[0]
+    sub, fam, T, tau, n, seed, i, device = task[0]
+    return _group(sub, fam, T, tau, n, np.random.default_rng([int(seed), int(i)]), device)[0]
 
 
 def _dispatch(tasks, executor, scheduler) -> dict:
     if executor == "local":
         return {t[1]: run_group(t) for t in tasks}
-    from .._sweep_exec import run_dask
+    from ..sweep.executor import run_dask
 
     out: dict = {}
     run_dask(tasks, out.__setitem__, run=run_group, scheduler=scheduler)
@@ -109,7 +113,7 @@ def _at(plan, scale, hyper):
     return sub.with_hyper(sub.hyper_grid[i])
 
 
-def _group(plan, fam, T, tau, n, rng):
+def _group(plan, fam, T, tau, n, rng, device=None):
     lo, hi = plan.eta_range(T, tau)
     free = plan.step_name is not None
     dim = fam.n_vars(plan.spec) + _extra(plan) + (1 if free else 0)
@@ -132,7 +136,7 @@ def _group(plan, fam, T, tau, n, rng):
             Z = np.clip(parents[rng.integers(0, len(parents), m)]
                         + _SIGMAS[g - 1] * rng.standard_normal((m, dim)), -1, 1)
         eta = hi * (hi / lo) ** ((Z[:, -1] - 1) / 2) if free else np.full(m, lo)
-        r, lhs, rhs = _evaluate(plan, fam, Z[:, :dim - 1] if free else Z, T, tau, eta)
+        r, lhs, rhs = _evaluate(plan, fam, Z[:, :dim - 1] if free else Z, T, tau, eta, device)
         used += m
         seen.extend((float(r[i]), Z[i]) for i in range(m) if np.isfinite(r[i]) or r[i] > 0)
         i = int(np.argmax(r))
@@ -146,14 +150,14 @@ def _extra(plan) -> int:
     """Search variables an algorithm appends to the family's (FedAU: p_n and eta's place)."""
     if plan.algorithm != "fedau":
         return 0
-    from .algorithms_fedau import extra_vars
+    from .fedau_paths import extra_vars
 
     return extra_vars(plan.spec.n_clients)
 
 
-def _evaluate(plan, fam, Z, T, tau, eta):
+def _evaluate(plan, fam, Z, T, tau, eta, device=None):
     if plan.algorithm == "fedau":  # every participation path, in expectation
-        from .algorithms_fedau import evaluate
+        from .fedau_paths import evaluate
 
         return evaluate(plan, fam, Z, T, tau, eta)
     try:
@@ -161,13 +165,20 @@ def _evaluate(plan, fam, Z, T, tau, eta):
         gamma = None if stacked is None else _gamma(plan, stacked)
     except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError):
         stacked = None  # e.g. one optimum not solved: judge instance by instance (-inf there)
-    name = measured_lhs(plan.lhs, plan.algorithm)  # BC's: the virtual averages
+    name = paper_name(plan.lhs, plan.algorithm)  # BC's: the virtual averages
     if stacked is None or not population.batched(plan):  # a user's piece without a
         return _evaluate_each(plan, fam, Z, T, tau, eta)  # population axis: one by one
-    q = population.run(plan, stacked, eta, T, tau, plan.masks(Z, T), virtual=name == VIRTUAL)
+    q = population.run(plan, stacked, eta, T, tau, plan.masks(Z, T), virtual=_stepwise(name),
+                       device=device)
     per = _per_instance(plan, q, eta, gamma)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per, lhs=name)
     return r, lhs, rhs
+
+
+def _stepwise(name: str) -> bool:
+    """Whether the measure of ``name`` reads a ``record="step"`` run (BC's virtual averages,
+    or a registered quantity that needs them)."""
+    return measures.get(name).record == "step"
 
 
 def _gamma(plan, prob):
@@ -199,19 +210,19 @@ def run_instance(plan, prob, x0, T, tau, eta, z=None):
     """One instance through the real engine: ``(ratio, lhs, rhs)`` measured on ``toys.run``
     with the plan's algorithm and hyper-parameters, its step schedule and the participation
     masks of the search point ``z`` (needed when the plan has a participation pattern); the
-    left-hand side measured as the search does (:func:`~verify.falsify.engine.measured_lhs`:
+    left-hand side measured as the search does (:func:`verify.measures.paper_name`:
     BC's virtual averages from a ``record="step"`` run)."""
     import toys
 
     if plan.algorithm == "fedau":
-        from .algorithms_fedau import replay
+        from .fedau_paths import replay
 
         return replay(plan, prob, x0, T, tau, eta, z)
     algo, hyper = plan.toys_call()
     lr = plan.steps(np.array([float(eta)]), T, tau)[0]
     part = plan.masks(np.asarray(z, dtype=float)[None], T)[0] if plan.participation else "full"
-    name = measured_lhs(plan.lhs, plan.algorithm)
-    rec = {"record": "step"} if name == VIRTUAL else {}
+    name = paper_name(plan.lhs, plan.algorithm)
+    rec = {"record": "step"} if _stepwise(name) else {}
     tr = toys.run(prob, algo, rounds=T, seed=0, lr=lr, local_steps=int(tau), x0=x0,
                   participation=part, **hyper, **rec)
     q = population.quantities(tr, prob.p)

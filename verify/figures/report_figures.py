@@ -15,7 +15,7 @@ Series kinds (a check sets ``result.series = {"kind": ..., ...}``):
 * ``search`` — ``trace``: LHS / RHS of every instance a worst-instance search evaluated (the
   searches of one check form one figure).
 
-House style (:mod:`verify._fig_style`): fonts >= 8 pt, A4 text width (6.3 in), titles in
+House style (:mod:`verify.figures.style`): fonts >= 8 pt, A4 text width (6.3 in), titles in
 words naming the paper and theorem (from the bounds' metadata, never internal ids), legends
 below the panels (outside the data), colours following the verdict (green holds / supported,
 red VIOLATED / refuted, ...), each figure saved as a 300 dpi PNG and an SVG, atomically.

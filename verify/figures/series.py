@@ -1,7 +1,7 @@
-"""The report's figures drawn from the ``series`` of check results (see :mod:`verify.plots`):
+"""The report's figures drawn from the ``series`` of check results (see :mod:`verify.figures`):
 one function per series kind, each returning a matplotlib figure in the house style
-(:mod:`verify._fig_style`). Curves of one check become one multi-panel figure drawn by
-:func:`verify.plots.theory_vs_measured`.
+(:mod:`verify.figures.style`). Curves of one check become one multi-panel figure drawn by
+:func:`verify.figures.theory_vs_measured`.
 
 Example
 -------
@@ -110,7 +110,7 @@ def _curve_frame(results):
 
 def curve_group(results):
     """Theory vs measured of one check's results, one panel per case, via
-    :func:`verify.plots.theory_vs_measured` (terms as lines on a log axis, stacked on a
+    :func:`verify.figures.theory_vs_measured` (terms as lines on a log axis, stacked on a
     linear one)."""
     from .theory import theory_vs_measured
 

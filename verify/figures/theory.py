@@ -1,5 +1,5 @@
 """Theory vs measured from a tidy sweep table (:func:`verify.sweep`); re-exported as
-:func:`verify.plots.theory_vs_measured` and :func:`verify.figures.theory_vs_measured`. Does not
+:func:`verify.figures.theory_vs_measured`. Does not
 choose a matplotlib backend.
 
 The bound is drawn on top of its terms; a term that is 0 everywhere is named in the legend's

@@ -50,7 +50,7 @@ def running(frame, x, measured, keys=()):
     judged = frame.dropna(subset=["measured"])
     per_round = None
     if len(lhs) and len(judged):  # the quantity the bound's algorithm measures (PAPER_LHS)
-        from .._check_lhs import measured_name
+        from ..check.lhs import measured_name
 
         per_round = RUNNING.get(measured_name(lhs.iloc[0], judged[id_column(frame)].iloc[0]))
     if per_round not in frame.columns or judged[x].nunique() > 1:

@@ -38,7 +38,7 @@ import numbers
 
 from boundlab.errors import DomainError, UnknownNameError
 
-from .._result_keys import ResultDict, fraction
+from ..result_keys import ResultDict, fraction
 from ._common import CACHE_ONLY, NotCached
 from ._solve import TIGHT
 

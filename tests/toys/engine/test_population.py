@@ -161,9 +161,13 @@ def test_problems_of_another_family_or_shape_are_refused():
     with pytest.raises(DomainError, match="problems"):
         run_many([toys.quadratic(3, 2, seed=0), toys.quadratic(4, 2, seed=0)], "fedavg",
                  rounds=1, seeds=0, lr=0.1)
+    from toys.problems.mlp import MLPProblem
+
+    rng = np.random.default_rng(0)  # a family without a population form (logistic has one)
+    mlp = MLPProblem(rng.normal(size=(3, 4, 2)), rng.integers(0, 2, (3, 4)),
+                     np.ones((3, 4), bool), classes=2, hidden=3, l2=1e-2)
     with pytest.raises(DomainError, match="problems"):
-        run_many([toys.logistic_synthetic(n_clients=3, dim=2, seed=0)], "fedavg", rounds=1,
-                 seeds=0, lr=0.1)
+        run_many([mlp], "fedavg", rounds=1, seeds=0, lr=0.1)
 
 
 def test_torch_cpu_instances_equal_their_own_torch_runs():
@@ -203,6 +207,7 @@ def test_population_arrays_and_the_benchmark_at_tiny_size(capsys):
     assert bench.main(["--instances", "12", "--repeats", "1", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "run_many:" in out and "final models equal to plain numpy's: True" in out
+    assert "run_many loss:" in out and "losses within 1e-12: True" in out
 
 
 @pytest.mark.parametrize("participation", ["full", "uniform:m=3"])

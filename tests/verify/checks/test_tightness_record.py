@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 import boundlab
-from verify._tables import _tight, informativeness
 from verify.checks._common import attach_tightness
 from verify.compare import compare
+from verify.report.tables import _tight, informativeness
 
 SKEW = {"Delta": 1.0, "eta": 0.1, "mu": 0.1, "L": 1.0, "E": 1, "G": 1.0, "sigma": 0.0,
         "Gamma": 0.0, "rho_bar": 1.0, "rho_tilde": 1.0}

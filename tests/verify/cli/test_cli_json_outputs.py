@@ -113,7 +113,8 @@ def test_reproduce_counts_every_outcome(tmp_path, monkeypatch, capsys):
                                                      "inconclusive": 1, "tie": 1}
     assert _reproduce(tmp_path, "004", "--force") == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith(
-        "4 items: 1 match, 1 differ, 1 tie, 1 inconclusive, 0 not exercised, 0 skipped")
+        "4 items: 1 match, 1 differ, 0 differ in size, 1 tie, 1 inconclusive, "
+        "0 not exercised, 0 skipped")
 
 
 def test_reproduce_unknown_item_among_several_is_exit_2(tmp_path, capsys):

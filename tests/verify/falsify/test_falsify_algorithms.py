@@ -1,5 +1,6 @@
-"""FedProx and the beta-perturbed steps in the batched engine against toys.run, the clients'
-exact minima (Gamma) against scipy, and the plans of the algorithms' bounds."""
+"""FedProx and the beta-perturbed steps of the search (toys' own, on the population axis)
+against toys.run, beta's graph against its closed form, the clients' exact minima (Gamma)
+against scipy, and the plans of the algorithms' bounds."""
 
 from __future__ import annotations
 
@@ -12,53 +13,40 @@ from scipy.optimize import minimize
 import boundlab
 import toys
 from boundlab.errors import DomainError
-from verify.falsify.algorithms import rule, toys_call
-from verify.falsify.engine import measure, quantities_of_trace, run_batched
+from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import NotApplicable, make_plan
+from verify.falsify.population import quantities
 
 SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 
 
 @pytest.mark.parametrize("name", ["quadratic", "huber", "softplus"])
 @pytest.mark.parametrize("algo,hyper", [("fedprox", {"alpha": 0.7}), ("beta", {"beta": 0.4})])
-def test_batched_algorithm_matches_toys_run(name, algo, hyper):
+def test_population_algorithm_matches_toys_run(name, algo, hyper, run_population):
     fam = get_family(name)
     Z = np.random.default_rng(11).uniform(-1, 1, (3, fam.n_vars(SPEC)))
     eta = np.array([0.1, 0.25, 0.45])
     st = fam.stack(Z, SPEC)
-    q = run_batched(st, st.x0, eta, rounds=4, tau=3, rule=rule(algo, hyper, 3))
+    q = run_population(st, eta, rounds=4, tau=3, algo=algo, hyper=hyper)
     toys_algo, kw = toys_call(algo, hyper, 3)
     for k in range(3):
         prob, x0 = fam.build(Z[k], SPEC)
         tr = toys.run(prob, toys_algo, rounds=4, seed=0, lr=float(eta[k]), local_steps=3, x0=x0,
                       **kw)
         assert tr.diverged_at is None
-        for key, v in quantities_of_trace(tr).items():
+        for key, v in quantities(tr).items():
             np.testing.assert_allclose(q[key][k], v[0], rtol=1e-12, atol=1e-14, err_msg=key)
 
 
-def test_fedprox_at_alpha_to_zero_and_beta_at_one_are_fedavg():
-    """Independent reference: FedProx's prox term vanishes at alpha = 0 and beta = 1 takes the
-    gradients at the iterates (the graph weights are uniform)."""
-    fam = get_family("quadratic")
-    Z = np.random.default_rng(2).uniform(-1, 1, (2, fam.n_vars(SPEC)))
-    st = fam.stack(Z, SPEC)
-    ref = run_batched(st, st.x0, np.array([0.2, 0.3]), rounds=3, tau=4)
-    for r in (rule("fedprox", {"alpha": 0.0}, 3), rule("beta", {"beta": 1.0}, 3)):
-        q = run_batched(st, st.x0, np.array([0.2, 0.3]), rounds=3, tau=4, rule=r)
-        np.testing.assert_allclose(q["dist2"], ref["dist2"], rtol=1e-13)
-
-
-def test_beta_runs_on_the_uniform_graph_toys_uses():
-    r = rule("beta", {"beta": 0.5}, 4)
+def test_beta_runs_on_the_uniform_graph():
+    """Closed form: orthonormal messages give p_in = 1/(N(N-1)) off the diagonal, p_i = 1/N."""
     spec, fam = Spec(L=1.0, mu=0.1, n_clients=4, dim=2), get_family("quadratic")
     prob, x0 = fam.build(np.zeros(fam.n_vars(spec)), spec)
     name, kw = toys_call("beta", {"beta": 0.5}, 4)
     g = toys.run(prob, name, rounds=1, seed=0, lr=0.1, x0=x0, **kw).info["graph"]
-    assert np.array_equal(g["p"], r.p) and np.array_equal(g["P"], r.P)
-    np.testing.assert_allclose(r.p, 0.25, rtol=1e-15)
-    np.testing.assert_allclose(r.P[~np.eye(4, dtype=bool)], 1 / 12, rtol=1e-15)
+    np.testing.assert_allclose(g["p"], 0.25, rtol=1e-15)
+    np.testing.assert_allclose(g["P"][~np.eye(4, dtype=bool)], 1 / 12, rtol=1e-15)
 
 
 def _scipy_client_minima(prob):
@@ -95,12 +83,6 @@ def test_logistic_client_minima_match_scipy():
     fam = get_family("logistic")
     prob, _ = fam.build(np.random.default_rng(4).uniform(-1, 1, fam.n_vars(SPEC)), SPEC)
     np.testing.assert_allclose(prob.F_star_i, _scipy_client_minima(prob), rtol=1e-9, atol=1e-12)
-
-
-def test_measure_gives_the_previous_rounds_step():
-    q = {"dist2": np.array([[4.0, 2.0, 1.0]]), "lr": np.array([[0.1, 0.2]])}
-    v, per = measure("dist_next", q)
-    assert per["gamma_prev"].tolist() == [[0.0, 0.1]] and per["dist_t"].tolist() == [[4.0, 2.0]]
 
 
 def test_plans_of_the_contraction_bounds():

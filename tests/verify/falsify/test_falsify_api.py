@@ -127,7 +127,8 @@ def test_gd_bound_runs_gd_not_fedavg_e2(register):
 @pytest.mark.parametrize("kw,reason", [
     ({"algorithm": "fedsgd"}, "algorithm 'fedsgd'"),  # no such algorithm in toys
     ({"function_class": None}, "function_class"),
-    ({"lhs": "next_sq_dist"}, "not measured by falsify"),
+    ({"lhs": "pairwise_drift"}, "not measured on a run: a run quantity toys.run does not "
+                                "record"),  # the reason of verify.measures.NOT_MEASURED
     ({"algorithm": "fedavg", "params": ("L", "D", "T", "Gamma")}, "heterogeneity"),
     ({"params": ("L", "D", "T", "kappa")}, "kappa"),
 ])

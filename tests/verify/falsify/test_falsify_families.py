@@ -97,15 +97,15 @@ def test_spec_is_validated():
 
 @pytest.mark.parametrize("name", ["quadratic", "huber", "softplus"])
 @pytest.mark.parametrize("mu", [0.0, 0.3])
-def test_tilted_families_hold_zeta_exactly_and_batch_like_toys_run(name, mu):
+def test_tilted_families_hold_zeta_exactly_and_batch_like_toys_run(name, mu, run_population):
     import toys
-    from verify.falsify.engine import quantities_of_trace, run_batched
+    from verify.falsify.population import quantities
 
     spec = Spec(L=2.0, mu=mu, D=1.5, n_clients=3, dim=2, zeta=0.7)
     fam = get_family(name)
     Z = np.random.default_rng(3).uniform(-1, 1, (2, fam.n_vars(spec)))
     st = fam.stack(Z, spec)
-    q = run_batched(st, st.x0, np.array([0.2, 0.4]), rounds=4, tau=3)
+    q = run_population(st, np.array([0.2, 0.4]), rounds=4, tau=3)
     for k in range(2):
         prob, x0 = fam.build(Z[k], spec)
         x = np.random.default_rng(k).normal(size=2)
@@ -115,7 +115,7 @@ def test_tilted_families_hold_zeta_exactly_and_batch_like_toys_run(name, mu):
         assert np.linalg.norm(prob.grad_F(prob.x_star)) < 1e-9
         assert np.linalg.norm(x0 - prob.x_star) == pytest.approx(1.5, rel=1e-12)
         tr = toys.run(prob, "fedavg", rounds=4, seed=0, lr=[0.2, 0.4][k], local_steps=3, x0=x0)
-        for key, v in quantities_of_trace(tr).items():
+        for key, v in quantities(tr).items():
             np.testing.assert_allclose(q[key][k], v[0], rtol=1e-11, atol=1e-13, err_msg=key)
 
 

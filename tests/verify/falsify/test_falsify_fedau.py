@@ -1,7 +1,7 @@
-"""FedAU in verify.falsify (verify/falsify/algorithms_fedau.py): the batched engine against
-toys.run path by path, Algorithm 2's weights and W, Q against hand computations, the
-parameters held by construction (delta, G), a provably wrong variant caught VIOLATED, and the
-catalogue bound holding at a small budget."""
+"""FedAU in verify.falsify (verify/falsify/fedau_paths.py): toys' FedAU on the population
+axis against toys.run path by path, Algorithm 2's weights against their closed form and W, Q
+against hand computations, the parameters held by construction (delta, G), a provably wrong
+variant caught VIOLATED, and the catalogue bound holding at a small budget."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import boundlab
 import toys
 import verify
 from boundlab import Bound, make_params, sym
-from verify.falsify import algorithms_fedau as fa
-from verify.falsify.engine import run_batched
+from verify.falsify import fedau_paths as fa
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import make_plan
+from verify.falsify.population import FamilyPopulation, quantities
 
 
 def _instance(fam_name, spec, seed=0):
@@ -26,25 +26,42 @@ def _instance(fam_name, spec, seed=0):
     return fam, z
 
 
+def _omega_closed_form(masks, K):
+    """omega_t = (t - S_t) / M_t (M_t intervals completed before round t, S_t rounds of the
+    open one: the completed intervals cover the other t - S_t rounds), 1 before the first."""
+    chi = np.asarray(masks, dtype=bool)
+    out = np.ones(chi.shape)
+    for idx in np.ndindex(chi.shape[0], chi.shape[2]):
+        b, n = idx
+        M = S = 0
+        for t in range(1, chi.shape[1]):
+            S += 1
+            if chi[b, t - 1, n] or S == K:
+                M, S = M + 1, 0
+            out[b, t, n] = (t - S) / M if M else 1.0
+    return out
+
+
 @pytest.mark.parametrize("fam_name,K", [("huber", 2.0), ("softplus", math.inf),
                                         ("quadratic", 1.0)])
-def test_batched_matches_toys_run_on_every_path(fam_name, K):
+def test_population_matches_toys_run_on_every_path(fam_name, K):
     spec = Spec(L=1.0, mu=0.0, D=1.0, n_clients=2, dim=2, zeta=0.4)
     fam, z = _instance(fam_name, spec)
     T, tau, gamma, eta = 3, 2, 0.07, 1.7
     masks, _ = fa.paths(np.full((1, 2), 0.5), T)
     B = masks.shape[0]
     om = fa.omegas(masks, K)
-    st = fam.stack(np.repeat(z[None], B, axis=0), spec)
-    coef = eta * st.p * om * masks
-    q = run_batched(st, st.x0, np.full(B, gamma), rounds=T, tau=tau,
-                    rule=fa.FedAURule(coef), masks=masks)
+    np.testing.assert_array_equal(om, _omega_closed_form(masks, K))
+    kw = {"K": None if math.isinf(K) else int(K)}
+    pop = FamilyPopulation(fam.stack(np.repeat(z[None], B, axis=0), spec))
+    res = toys.run_many(pop, "fedau", rounds=T, seeds=0, participation=masks, local_steps=tau,
+                        server_lr=eta, vary={"lr": np.full(B, gamma)}, **kw)
+    q = quantities(res)
     prob, x0 = fam.build(z, spec)
     for b in range(B):
         tr = toys.run(prob, "fedau", rounds=T, seed=0, lr=gamma, server_lr=eta,
-                      local_steps=tau, x0=x0, participation=masks[b],
-                      K=None if math.isinf(K) else int(K))
-        np.testing.assert_allclose(tr.omega, om[b], rtol=0, atol=0)  # toys' running mean
+                      local_steps=tau, x0=x0, participation=masks[b], **kw)
+        np.testing.assert_allclose(tr.omega, om[b], rtol=0, atol=0)
         for key in ("grad_norm2", "gap", "dist2", "loss"):
             np.testing.assert_allclose(q[key][b], getattr(tr, key), rtol=1e-12, atol=1e-15)
 

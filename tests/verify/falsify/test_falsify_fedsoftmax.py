@@ -1,6 +1,6 @@
-"""FedSoftMax in the batched engine against toys.run (BM's decaying step, data weights), the
-plans and searches of seeds 000/001's pi / Pi bounds, and two false variants caught on the real
-engine (each proved false here by hand first)."""
+"""FedSoftMax on the population axis (toys.run_many) against toys.run (BM's decaying step,
+data weights), the plans and searches of seeds 000/001's pi / Pi bounds, and two false variants
+caught on the real engine (each proved false here by hand first)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import boundlab
 import toys
 import verify
 from boundlab import Bound, make_params, sym
-from verify.falsify.algorithms import bm_gamma, rule, schedule, toys_call
-from verify.falsify.engine import quantities_of_trace, run_batched
+from verify.falsify.algorithms import bm_gamma, schedule, toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import NotApplicable, make_plan
+from verify.falsify.population import quantities
 
 SKEW = (0.6, 0.3, 0.1)
 
@@ -29,7 +29,7 @@ def _falsify(bid, **kw):
 
 @pytest.mark.parametrize("name", ["quadratic", "huber", "softplus"])
 @pytest.mark.parametrize("weights", [None, SKEW])
-def test_batched_fedsoftmax_matches_toys_run(name, weights):
+def test_population_fedsoftmax_matches_toys_run(name, weights, run_population):
     spec = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2, weights=weights)
     fam = get_family(name)
     Z = np.random.default_rng(11).uniform(-1, 1, (3, fam.n_vars(spec)))
@@ -37,28 +37,28 @@ def test_batched_fedsoftmax_matches_toys_run(name, weights):
     g = bm_gamma(spec.L, spec.mu, min(spec.p), tau)
     eta = np.tile(schedule(spec.mu, g, R, tau), (3, 1))
     st = fam.stack(Z, spec)
-    q = run_batched(st, st.x0, eta, rounds=R, tau=tau,
-                    rule=rule("fedsoftmax", {"temperature": temp}, 3))
+    q = run_population(st, eta, rounds=R, tau=tau, algo="fedsoftmax",
+                       hyper={"temperature": temp})
     algo, kw = toys_call("fedsoftmax", {"temperature": temp}, 3)
     for k in range(3):
         prob, x0 = fam.build(Z[k], spec)
         tr = toys.run(prob, algo, rounds=R, seed=0, lr=eta[k], local_steps=tau, x0=x0, **kw)
         assert tr.diverged_at is None and np.allclose(prob.p, spec.p, rtol=1e-15)
-        ref = quantities_of_trace(tr, prob.p)
+        ref = quantities(tr, prob.p)
         assert {"kappa_min", "kappa_max"} <= set(ref)
         for key, v in ref.items():
             np.testing.assert_allclose(q[key][k], v[0], rtol=1e-12, atol=1e-14, err_msg=key)
 
 
-def test_fedsoftmax_weights_follow_the_formula():
+def test_fedsoftmax_weights_follow_the_formula(run_population):
     """Independent reference: alpha_i = p_i exp(x_i / T) / sum_j p_j exp(x_j / T) with
     x_i = F_i(x0) - F_i* (F_i* = 0 for the quadratic family), kappa = alpha / p."""
     spec = Spec(L=1.0, mu=0.1, D=1.0, n_clients=3, dim=2, weights=SKEW)
     fam = get_family("quadratic")
     z = np.random.default_rng(3).uniform(-1, 1, (1, fam.n_vars(spec)))
     st = fam.stack(z, spec)
-    q = run_batched(st, st.x0, np.array([0.1]), rounds=1, tau=1,
-                    rule=rule("fedsoftmax", {"temperature": 0.5}, 3))
+    q = run_population(st, np.array([0.1]), rounds=1, tau=1, algo="fedsoftmax",
+                       hyper={"temperature": 0.5})
     r = st.x0[0] - st.c[0]  # (N, d): F_i(x0) = 1/2 r_i^T A_i r_i
     x = 0.5 * np.einsum("ni,nij,nj->n", r, st.A[0], r)
     a = np.array(SKEW) * np.exp(x / 0.5)

@@ -1,6 +1,6 @@
-"""Partial participation in verify.falsify: masks drawn once per search point, the batched
-engine against toys.run under the same masks, and a bound true for full participation caught
-under Bernoulli participation (proved false here by hand first)."""
+"""Partial participation in verify.falsify: masks drawn once per search point, the population
+(toys.run_many) against toys.run under the same masks, and a bound true for full participation
+caught under Bernoulli participation (proved false here by hand first)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import toys
 import verify
 from boundlab import Bound, make_params, sym
 from boundlab.errors import DomainError
-from verify.falsify.algorithms import rule, toys_call
-from verify.falsify.engine import quantities_of_trace, run_batched
+from verify.falsify._plan_parts import canonical
+from verify.falsify._plan_parts import draw_masks as masks
+from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
-from verify.falsify.participation import canonical, masks
+from verify.falsify.population import quantities
 
 SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 PATTERNS = ("bernoulli:p=0.5", "cyclic:p=0.5,cycle=4", "markov:p=0.5,rate=0.25")
@@ -53,7 +54,8 @@ def test_pattern_names_and_grids():
 @pytest.mark.parametrize("pattern", PATTERNS)
 @pytest.mark.parametrize("algo,hyper", [("fedavg", {}), ("fedprox", {"alpha": 0.7}),
                                         ("fedsoftmax", {"temperature": 0.5})])
-def test_batched_partial_participation_matches_toys_run(pattern, algo, hyper):
+def test_population_partial_participation_matches_toys_run(pattern, algo, hyper,
+                                                           run_population):
     fam = get_family("quadratic")
     Z = np.random.default_rng(5).uniform(-1, 1, (4, fam.n_vars(SPEC)))
     R, tau = 6, 2
@@ -61,14 +63,14 @@ def test_batched_partial_participation_matches_toys_run(pattern, algo, hyper):
     assert not m.all() and m.any()
     eta = np.array([0.1, 0.2, 0.3, 0.4])
     st = fam.stack(Z, SPEC)
-    q = run_batched(st, st.x0, eta, rounds=R, tau=tau, rule=rule(algo, hyper, 3), masks=m)
+    q = run_population(st, eta, rounds=R, tau=tau, algo=algo, hyper=hyper, masks=m)
     name, kw = toys_call(algo, hyper, 3)
     for k in range(4):
         prob, x0 = fam.build(Z[k], SPEC)
         tr = toys.run(prob, name, rounds=R, seed=0, lr=float(eta[k]), local_steps=tau, x0=x0,
                       participation=m[k], **kw)
         assert np.array_equal(tr.participation, m[k])
-        for key, v in quantities_of_trace(tr, prob.p).items():
+        for key, v in quantities(tr, prob.p).items():
             np.testing.assert_allclose(q[key][k], v[0], rtol=1e-12, atol=1e-14, equal_nan=True,
                                        err_msg=key)
 

@@ -1,6 +1,6 @@
-"""BC's non-convex theorems in verify.falsify: the batched engine's gradients at the virtual
-averages against toys.run's (record="step"), and a search whose worst instance replays to its
-search value, both measuring (1/(T E)) sum_t sum_{k<E} ||grad F(wbar_{t,k})||^2."""
+"""BC's non-convex theorems in verify.falsify: the population's gradients at the virtual
+averages (toys.run_many, record="step") against toys.run's, and a search whose worst instance
+replays to its search value, both measuring (1/(T E)) sum_t sum_{k<E} ||grad F(wbar_{t,k})||^2."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ import pytest
 import boundlab
 import toys
 import verify
-from verify.falsify.algorithms import rule, toys_call
-from verify.falsify.engine import VIRTUAL, measure, measured_lhs, quantities_of_trace, run_batched
+from verify.falsify._plan_parts import draw_masks
+from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
-from verify.falsify.participation import masks
 from verify.falsify.plan import make_plan
+from verify.falsify.population import quantities
+from verify.measures import VIRTUAL, measure
+from verify.measures import paper_name as measured_lhs
 
 SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 
@@ -25,15 +27,15 @@ SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 @pytest.mark.parametrize("name", ["quadratic", "softplus", "huber"])
 @pytest.mark.parametrize("algo,hyper,tau", [("fedprox", {"alpha": 0.7}, 2),
                                             ("beta", {"beta": 0.4}, 3)])
-def test_virtual_gradients_match_toys_run(name, algo, hyper, tau):
+def test_virtual_gradients_match_toys_run(name, algo, hyper, tau, run_population):
     fam = get_family(name)
     Z = np.random.default_rng(13).uniform(-1, 1, (3, fam.n_vars(SPEC)))
     eta = np.array([0.1, 0.25, 0.45])
     st = fam.stack(Z, SPEC)
-    r = rule(algo, hyper, 3)
-    q = run_batched(st, st.x0, eta, rounds=4, tau=tau, rule=r, virtual=True)
-    plain = run_batched(st, st.x0, eta, rounds=4, tau=tau, rule=r)
-    assert set(q) - set(plain) == {"grad_norm2_virtual"}  # the rest bit for bit
+    q = run_population(st, eta, rounds=4, tau=tau, algo=algo, hyper=hyper, virtual=True)
+    plain = run_population(st, eta, rounds=4, tau=tau, algo=algo, hyper=hyper)
+    # a step run adds the virtual gradients and the per-step arrays; the rest bit for bit
+    assert set(q) - set(plain) == {"grad_norm2_virtual", "step_dist2", "step_lr"}
     assert all(np.array_equal(plain[k], q[k], equal_nan=True) for k in plain)
     toys_algo, kw = toys_call(algo, hyper, 3)
     values = measure(VIRTUAL, q)[0][:, 0]
@@ -47,20 +49,20 @@ def test_virtual_gradients_match_toys_run(name, algo, hyper, tau):
         assert values[k] == pytest.approx(np.mean(ref), rel=1e-12)
         # E >= 2: not the server models' average (what avg_grad_norm2 measures elsewhere)
         assert abs(values[k] - np.mean(tr.grad_norm2[:-1])) > 1e-6 * values[k]
-        np.testing.assert_allclose(quantities_of_trace(tr)["grad_norm2_virtual"][0], ref,
+        np.testing.assert_allclose(quantities(tr)["grad_norm2_virtual"][0], ref,
                                    rtol=0, atol=0)
 
 
-def test_virtual_gradients_under_partial_participation_match_toys_run():
+def test_virtual_gradients_under_partial_participation_match_toys_run(run_population):
     """A round without participants leaves every virtual average at x_r, as in toys.run."""
     fam = get_family("quadratic")
     Z = np.random.default_rng(3).uniform(-1, 1, (4, fam.n_vars(SPEC)))
-    m = masks("bernoulli:p=0.5", Z, 6, 3)
+    m = draw_masks("bernoulli:p=0.5", Z, 6, 3)
     assert (~m.any(axis=2)).any()  # some round with nobody
     st = fam.stack(Z, SPEC)
     eta = np.array([0.1, 0.2, 0.3, 0.4])
-    q = run_batched(st, st.x0, eta, rounds=6, tau=2, rule=rule("fedprox", {"alpha": 0.7}, 3),
-                    masks=m, virtual=True)
+    q = run_population(st, eta, rounds=6, tau=2, algo="fedprox", hyper={"alpha": 0.7},
+                       masks=m, virtual=True)
     for k in range(4):
         prob, x0 = fam.build(Z[k], SPEC)
         tr = toys.run(prob, "fedprox", rounds=6, seed=0, lr=float(eta[k]), local_steps=2, x0=x0,

@@ -184,7 +184,7 @@ def client_optima(arr):
 
 
 class StackedRidge:
-    """A population of ridge-sum problems (row k = instance k), for the batched engine;
+    """A population of ridge-sum problems (row k = instance k), for toys.run_many;
     ``F_star_i`` (P, N) the clients' own minima (solved on first use)."""
 
     def __init__(self, arr, p):

@@ -4,7 +4,7 @@ A_i = Q_i diag(e_i) Q_i^T with Q_i orthogonal (the QR factor of a free matrix) a
 log-uniform in [max(mu, L/1000), L] (small curvatures matter for gradient methods on convex
 functions), centres c_i in D [-1, 1]^d, start x0 = x* + D u. Unlike
 :class:`verify.worst.Family` the heterogeneity is free (not held fixed) and the population is
-stacked for the batched engine.
+stacked for the population runs (toys.run_many).
 
 >>> import numpy as np
 >>> from verify.falsify.families.registry import Spec
@@ -85,7 +85,7 @@ class QuadraticFamily:
 
 
 class StackedQuadratic:
-    """A population of quadratic problems (row k = instance k) for the batched engine; every
+    """A population of quadratic problems (row k = instance k) for toys.run_many; every
     client's own minimum is F_i(c_i) = 0 (``F_star_i``)."""
 
     def __init__(self, A, c, u, D, p=None):

@@ -1,0 +1,344 @@
+"""ONE registry of what a bound's left-hand side (``bound.lhs``) measures on a run.
+
+Every name a bound may give as its ``lhs`` is either a :class:`Measure` here (how it is
+computed from a run's arrays) or listed in :data:`NOT_MEASURED` with the reason no run gives
+it. :func:`verify.check` (and :func:`verify.sweep` through it), the search and the replay of
+:func:`verify.falsify` all measure through :func:`measure`; a user adds a quantity with
+:func:`register` and can then check and falsify bounds on it.
+
+The run arrays (``q``) are a dict of float arrays with a leading instance axis P: the *state*
+arrays (:data:`STATE_ARRAYS`, (P, T + 1), one value per server model x_0..x_T) and the *round*
+arrays (:data:`ROUND_ARRAYS`, (P, T), one value per round), as ``toys.Trace`` defines them
+(:func:`verify.falsify.population.quantities` reads them from a ``toys.run_many`` population
+or a ``toys.Trace``; :func:`from_log` from one seed's per-round log). A measure returns
+``(values (P, K), per-round parameters {name: (P, K)})``: K = 1 for a per-run quantity.
+
+This module imports numpy only (no toys, sympy or pandas): it is the shared definition, not a
+runner, and ``verify.check`` / ``verify.falsify`` both depend on it.
+
+Example
+-------
+>>> q = {"gap": np.array([[2.0, 1.0, 0.5]])}
+>>> measure("final_gap", q)[0].tolist()
+[[0.5]]
+>>> register("gap_drop", lambda q: q["gap"][:, :1] - q["gap"][:, -1:], needs=("gap",),
+...          doc="F(x_0) - F(x_T)")
+>>> measure("gap_drop", q)[0].tolist()
+[[1.5]]
+>>> unregister("gap_drop")
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from boundlab.errors import DomainError, UnknownNameError
+
+__all__ = ["Measure", "STATE_ARRAYS", "ROUND_ARRAYS", "STEP_ARRAYS", "NOT_MEASURED", "PAPER_LHS",
+           "VIRTUAL", "measure", "get", "names", "register", "unregister", "reason", "paper_name",
+           "from_log", "table"]
+
+#: the arrays with one value per server model x_0..x_T (P, T + 1)
+STATE_ARRAYS = ("gap", "dist2", "grad_norm2", "loss")
+#: the arrays with one value per round r < T (P, T); kappa = alpha_i / p_i's extremes, and
+#: from a ``record="step"`` run ``grad_norm2_virtual`` and ``rho_max`` (the largest skew
+#: rho(t, w_t) over the round's iterations, ``toys.Trace.rho_max``)
+ROUND_ARRAYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr",
+                "kappa_min", "kappa_max", "grad_norm2_virtual", "rho_max")
+#: the arrays with one value per SGD iteration (P, T * tau) of a ``record="step"`` run: column
+#: r * tau + k - 1 after local step k of round r (``toys.Trace.steps``): ||xbar - x*||^2 of the
+#: virtual / shadow sequence and the step size used; no per-round log has them
+STEP_ARRAYS = ("step_dist2", "step_lr")
+#: the quantity BC's non-convex theorems bound (seed 003: the virtual averages)
+VIRTUAL = "avg_grad_norm2_virtual"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """How one left-hand side is measured: ``fn(q) -> (P, K)`` values, ``params(q) ->
+    {name: (P, K)}`` the per-round parameters it gives the bound (None: none), ``needs`` the
+    run arrays it reads, ``per_round`` whether K runs over rounds (else K = 1), ``record`` the
+    ``toys.run`` record mode whose trace has ``needs``."""
+
+    name: str
+    doc: str
+    needs: tuple
+    fn: object
+    per_round: bool = False
+    params: object = None
+    record: str = "round"
+    gives: tuple = ()  # the names ``params`` may give
+
+
+def _mean(key, drop_last=False):
+    def fn(q):
+        v = q[key][:, :-1] if drop_last else q[key]
+        return np.mean(v, axis=1, keepdims=True)
+    return fn
+
+
+def _max(key):
+    return lambda q: np.max(q[key], axis=1, keepdims=True)
+
+
+def _nanmax(key):
+    """The largest recorded value over the rounds (NaN only where none is recorded)."""
+    def fn(q):
+        v = np.asarray(q[key], dtype=float)
+        seen = np.isfinite(v).any(axis=1, keepdims=True)
+        return np.where(seen, np.max(np.where(np.isnan(v), -np.inf, v), axis=1, keepdims=True),
+                        np.nan)
+    return fn
+
+
+def _next_sq_dist_params(q):
+    """Delta = ||w_t - w*||^2 before each iteration (the server model x_r at k = 0) and eta =
+    its step, both (P, T * tau) like ``step_dist2``."""
+    after, start = q["step_dist2"], q["dist2"][:, :-1]
+    P, T = start.shape
+    steps = np.reshape(after, (P, T, np.shape(after)[1] // T))
+    before = np.concatenate([np.reshape(start, (P, T, 1)), steps[:, :, :-1]], axis=2)
+    return {"Delta": np.reshape(before, np.shape(after)), "eta": q["step_lr"]}
+
+
+def _gap_t_params(q):
+    return {"t": np.broadcast_to(np.arange(q["gap"].shape[1], dtype=float), q["gap"].shape)}
+
+
+def _dist_next_params(q):
+    """dist_t; and ``gamma_prev`` of round t (the step of round t - 1, 0 at t = 0: seed 003's
+    encoding of t = 0) when the run's ``lr`` is among the arrays."""
+    out = {"dist_t": q["dist2"][:, :-1]}
+    if "lr" in q:
+        lr = np.asarray(q["lr"], dtype=float)
+        out["gamma_prev"] = np.concatenate([np.zeros((lr.shape[0], 1)), lr[:, :-1]], axis=1)
+    return out
+
+
+_BUILTIN = (
+    Measure("final_gap", "F(x_T) - F* of the last server model", ("gap",),
+            lambda q: q["gap"][:, -1:]),
+    Measure("gap_t", "F(x_t) - F*, t = 0..T (parameter t: the round)", ("gap",),
+            lambda q: q["gap"], True, _gap_t_params, gives=("t",)),
+    Measure("dist_next", "||x_{t+1} - x*||^2, t < T (parameters dist_t = ||x_t - x*||^2 and, "
+            "from the run's steps, gamma_prev = the step of round t - 1, 0 at t = 0)",
+            ("dist2",), lambda q: q["dist2"][:, 1:], True, _dist_next_params,
+            gives=("dist_t", "gamma_prev")),
+    Measure("avg_shadow_gap", "(1/T) sum_{t<T} (1/tau) sum_{k=1..tau} F(xbar^(t,k)) - F*",
+            ("shadow_gap",), _mean("shadow_gap")),
+    Measure("avg_grad_norm2", "(1/T) sum_{t<T} ||grad F(x_t)||^2 at the server models (BC's "
+            "FedProx and beta theorems: avg_grad_norm2_virtual, PAPER_LHS)", ("grad_norm2",),
+            _mean("grad_norm2", drop_last=True)),
+    Measure(VIRTUAL, "(1/(T tau)) sum_{t<T} sum_{k<tau} ||grad F(xbar^(t,k))||^2 at the "
+            "virtual averages (xbar^(t,0) = x_t; a record='step' run)", ("grad_norm2_virtual",),
+            _mean("grad_norm2_virtual"), record="step"),
+    Measure("grad_norm_sq", "||grad F(x_t)||^2, t = 0..T (parameters f_w = F(x_t), f_star = F*)",
+            ("grad_norm2", "loss", "gap"), lambda q: q["grad_norm2"], True,
+            lambda q: {"f_w": q["loss"], "f_star": q["loss"] - q["gap"]},
+            gives=("f_w", "f_star")),
+    Measure("max_client_drift", "max_{r,i,k} ||x_i^(r,k) - xbar^(r,k)||^2, k = 1..tau",
+            ("drift_max",), _max("drift_max")),
+    Measure("client_discrepancy", "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T",
+            ("disc_max",), lambda q: q["disc_max"], True),
+    Measure("round_avg_gap", "(1/tau) sum_{k=1..tau} F(xbar^(r,k)) - F* per round r < T "
+            "(parameters dist0, dist_tau, drift_sum = sum_i sum_{k=1..tau-1} ||x_i - xbar||^2)",
+            ("shadow_gap", "dist2", "drift_sum"), lambda q: q["shadow_gap"], True,
+            lambda q: {"dist0": q["dist2"][:, :-1], "dist_tau": q["dist2"][:, 1:],
+                       "drift_sum": q["drift_sum"]}, gives=("dist0", "dist_tau", "drift_sum")),
+    Measure("Pi", "max over the rounds and clients of kappa = alpha_i / p_i (BM's Pi)",
+            ("kappa_max",), _max("kappa_max")),
+    Measure("rho", "max over every iteration t of the skew rho(t, w_t) = sum_i alpha_i "
+            "(F_i(w_t) - F_i*) / sum_i p_i (F_i(w_t) - F_i*) at the virtual average w_t (BM; a "
+            "record='step' run of a problem with known client minima)", ("rho_max",),
+            _nanmax("rho_max"), record="step"),
+    Measure("next_sq_dist", "||w_{t+1} - w*||^2 at every SGD iteration t = r tau + k, k < tau, "
+            "of the virtual sequence (parameters Delta = ||w_t - w*||^2, w at k = 0 the server "
+            "model x_r, and eta = the step of iteration t; a record='step' run)",
+            ("step_dist2", "step_lr", "dist2"), lambda q: q["step_dist2"], True,
+            _next_sq_dist_params, record="step", gives=("Delta", "eta")),
+)
+_REGISTRY = {m.name: m for m in _BUILTIN}
+
+_CONSTANT = "a constant or an exact identity of the theory, not a run quantity"
+_EXPECTED = ("an expectation over the participation process, E[(p omega_t - 1)^2] with the "
+             "clients' participation probabilities p: one run gives one sample "
+             "(verify.checks.weight_error estimates it over seeds)")
+_POINTS = "a property of a client objective at chosen points (verify.checks.drift_properties)"
+#: left-hand sides no run gives, and why (the checks of verify.checks judge most of them)
+NOT_MEASURED = {
+    "plateau_gap": "a limit T -> inf, not a value of a finite run; check drift.plateau_finite "
+                   "(avg_shadow_gap) instead (verify.worst estimates it by the last round of "
+                   "round_avg_gap on a run started at x*)",
+    "pairwise_drift": "a run quantity toys.run does not record (pairwise client distances)",
+    "pairwise_drift_next": "a run quantity toys.run does not record (pairwise client "
+                           "distances)",
+    "round_avg_grad_norm2": "a per-round lemma, judged by verify.checks.contraction_local",
+    "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded "
+                        "(verify.checks.weight_error_descent judges it on runs)",
+    "local_deviation": "distances to the round's start model are not recorded",
+    "local_divergence": "local divergences are not recorded",
+    "neighbour_avg_deviation": "the beta algorithm's neighbour averages are not recorded",
+    "perturbed_divergence": "the beta algorithm's perturbed points are not recorded",
+    "local_drift": "FedAU's local drift is not recorded",
+    "one_round_descent": "an expected one-round descent (conditional expectation; "
+                         "verify.checks.weight_error_descent judges it from fixed states)",
+    "round_weight_error": _EXPECTED,
+    "avg_weight_error": _EXPECTED,
+    "contraction_factor": "a factor of a theorem at its own step size, not a value of one "
+                          "run (verify.checks.contraction fits the gap's per-round rate, a "
+                          "claim with a confidence interval)",
+    "rounds_to_eps": "an iteration complexity (the T whose own step-size recipe reaches eps), "
+                     "not a quantity of one run",
+    "inv_pi": "FedSoftMax's scores x_i are not recorded (verify.checks.skew_softmax rebuilds "
+              "them round by round)",
+    "reweighted_divergence_sq": "a supremum over x of gradient differences, not a run quantity "
+                                "(verify.checks.weight_error_reweighted computes it exactly)",
+    "f_combination": _POINTS, "tangent_value": _POINTS, "f_at_y": _POINTS,
+    "inner_product": "a property of vectors (verify.checks.drift_properties)",
+    **{n: _CONSTANT for n in ("speed_constant", "error_constant", "e_opt", "cutoff",
+                              "lemma_kappa", "interval_mean", "interval_var",
+                              "interval_factorial_moment", "interval_second_moment",
+                              "interval_bias_sq")},
+}
+
+#: a left-hand side that names another quantity in a paper's notation, by the bound's
+#: algorithm: BC's (seed 003: FedProx, beta) non-convex theorems bound E||grad f(w_hat_T)||^2
+#: with w_hat_T drawn uniformly from the virtual averages wbar_{t,k}, t < T, k < E, where
+#: FedAU's (seed 002) average the server models x_t
+PAPER_LHS = {("avg_grad_norm2", algo): VIRTUAL for algo in ("fedprox", "fedprox-bc", "beta")}
+
+
+def names() -> tuple:
+    """The measured left-hand sides, in registration order.
+
+    >>> names()[:3]
+    ('final_gap', 'gap_t', 'dist_next')
+    """
+    return tuple(_REGISTRY)
+
+
+def get(name: str) -> Measure:
+    """The :class:`Measure` of ``name``; UnknownNameError with :func:`reason` otherwise."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    raise UnknownNameError(f"measured left-hand side ({name!r}: {reason(name)})", name,
+                           sorted(_REGISTRY))
+
+
+def reason(name: str) -> str:
+    """Why ``name`` is not measured (empty for a measured one).
+
+    >>> reason("plateau_gap")[:59]
+    'a limit T -> inf, not a value of a finite run; check drift.'
+    """
+    if name in _REGISTRY:
+        return ""
+    return NOT_MEASURED.get(name, "not a quantity of verify.measures (add one with "
+                                  "verify.measures.register)")
+
+
+def paper_name(lhs: str, algorithm) -> str:
+    """The quantity measured for ``lhs`` of a bound about ``algorithm``: ``lhs``, or what
+    :data:`PAPER_LHS` maps it to.
+
+    >>> paper_name("avg_grad_norm2", "beta"), paper_name("avg_grad_norm2", "fedau")
+    ('avg_grad_norm2_virtual', 'avg_grad_norm2')
+    """
+    return PAPER_LHS.get((lhs, algorithm), lhs)
+
+
+def measure(name: str, q: dict):
+    """``(values (P, K), per-round parameters {name: (P, K)})`` of ``name`` on the run arrays
+    ``q``. Raises UnknownNameError for a name not registered, DomainError when ``q`` lacks an
+    array the measure needs or a user's measure returns another shape."""
+    m = get(name)
+    missing = [k for k in m.needs if k not in q]
+    if missing:
+        raise DomainError(f"run arrays for {name!r}", f"missing {', '.join(missing)}",
+                          f"arrays {', '.join(m.needs)} ({m.doc})")
+    P = np.shape(q[m.needs[0]])[0] if m.needs else None
+    v = np.asarray(m.fn(q))
+    v = v if v.dtype == object else v.astype(float)  # object: mpmath values (certify)
+    if v.ndim != 2 or (P is not None and v.shape[0] != P) or (not m.per_round and
+                                                              v.shape[1] != 1):
+        want = f"({P}, 1)" if not m.per_round else f"({P}, K)"
+        raise DomainError(f"value of measure {name!r}", f"an array of shape {v.shape}", want)
+    per = {} if m.params is None else dict(m.params(q))
+    return v, per
+
+
+def from_log(columns: dict) -> dict:
+    """The run arrays (P = 1) of one seed's per-round log ``columns`` (name -> array over the
+    rows r = 0..R): state arrays whole, round arrays without the final row (its state only).
+
+    >>> q = from_log({"gap": np.array([2.0, 1.0]), "shadow_gap": np.array([1.5, np.nan])})
+    >>> q["gap"].tolist(), q["shadow_gap"].tolist()
+    ([[2.0, 1.0]], [[1.5]])
+    """
+    out = {}
+    for k, v in columns.items():
+        if k in STATE_ARRAYS:
+            out[k] = np.asarray(v, dtype=float)[None]
+        elif k in ROUND_ARRAYS:
+            out[k] = np.asarray(v, dtype=float)[None, :-1]
+    return out
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def register(name: str, fn, *, needs, doc: str, per_round: bool = False, params=None,
+             gives=(), record: str = "round", replace: bool = False) -> None:
+    """Register the left-hand side ``name``: ``fn(q) -> (P, K)`` on the run arrays (K = 1 unless
+    ``per_round``), reading the arrays ``needs`` (of :data:`STATE_ARRAYS`,
+    :data:`ROUND_ARRAYS` and, from a record="step" run, :data:`STEP_ARRAYS`); ``params(q) ->
+    {name: (P, K)}`` the per-round parameters it gives the bound, named in ``gives``;
+    ``record`` the run's record mode ("round" or "step"). A built-in, an existing name
+    (unless ``replace``) or a name of :data:`NOT_MEASURED` is refused with a DomainError."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise DomainError("name", name, "an identifier (letters, digits, _)")
+    if name in NOT_MEASURED or any(m.name == name for m in _BUILTIN) or (
+            name in _REGISTRY and not replace):
+        raise DomainError("name", name, "a name that is not a built-in, not a left-hand side "
+                          "of NOT_MEASURED and not registered (replace=True to re-register)")
+    for label, f in (("fn", fn), ("params", params)):
+        if not callable(f) and not (label == "params" and f is None):
+            raise DomainError(label, f, "a callable of the run arrays q")
+    known = STATE_ARRAYS + ROUND_ARRAYS + STEP_ARRAYS
+    needs = (needs,) if isinstance(needs, str) else tuple(needs)
+    bad = [k for k in needs if k not in known]
+    if bad or not needs:
+        raise DomainError("needs", bad[0] if bad else needs, f"names of {', '.join(known)}")
+    if record not in ("round", "step"):
+        raise DomainError("record", record, "'round' or 'step'")
+    if not isinstance(doc, str) or not doc.strip():
+        raise DomainError("doc", doc, "a non-empty text saying what is measured")
+    gives = (gives,) if isinstance(gives, str) else tuple(gives)
+    if (params is None) != (not gives) or not all(isinstance(g, str) for g in gives):
+        raise DomainError("gives", gives, "the parameter names params(q) gives (empty "
+                          "exactly when params is None)")
+    _REGISTRY[name] = Measure(name, doc, needs, fn, bool(per_round), params, record, gives)
+
+
+def unregister(name: str) -> None:
+    """Remove a quantity added by :func:`register` (built-ins stay)."""
+    if any(m.name == name for m in _BUILTIN) or name not in _REGISTRY:
+        raise DomainError("name", name, "a quantity added by verify.measures.register")
+    del _REGISTRY[name]
+
+
+def table() -> str:
+    """The registry as a Markdown table (the README's section is this text).
+
+    >>> table().splitlines()[0]
+    '| lhs | per round | run arrays | what is measured |'
+    """
+    rows = ["| lhs | per round | run arrays | what is measured |", "|---|---|---|---|"]
+    for m in _BUILTIN:
+        doc = m.doc.replace("|", "\\|")
+        rows.append(f"| `{m.name}` | {'yes' if m.per_round else 'no'} | "
+                    f"{', '.join(m.needs)} | {doc} |")
+    return "\n".join(rows)
