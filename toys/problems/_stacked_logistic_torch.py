@@ -96,12 +96,4 @@ class TorchStackedLogistic:
 
     def _minibatch(self, W, rows, idx, wb):
         """The flat oracle's minibatch gradient of the drawn rows (its own statements)."""
-        f, torch = self.flat, self.torch
-        Xb = f.X[rows, idx]
-        T = f._theta(W)
-        if f.kind == "logistic":
-            z = f._z(Xb, T, None if f.offset is None else f.offset[rows, idx])
-            R = (torch.sigmoid(z) - f.y[rows, idx]) * wb
-        else:
-            R = (torch.softmax(Xb @ T, dim=2) - f.Y[rows, idx]) * wb[..., None]
-        return f._grad(T, Xb, R)
+        return self.flat.rows_grads(W, rows, idx, wb)

@@ -415,8 +415,13 @@ class LogisticOracle(ClientSubset):
     def minibatch_grads(self, W, gen, batch_size):
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
-        torch = self.torch
         rows, idx, wb = self._draw_rows(gen, int(batch_size))
+        return self.rows_grads(W, rows, idx, wb)
+
+    def rows_grads(self, W, rows, idx, wb):
+        """The gradient at ``W`` of the drawn rows ``X[rows, idx]`` weighted by ``wb`` (the
+        minibatch gradient's formula, shared with the stacked logistic populations)."""
+        torch = self.torch
         Xb = self.X[rows, idx]
         T = self._theta(W)
         if self.kind == "logistic":
