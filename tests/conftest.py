@@ -14,6 +14,13 @@ settings.register_profile(  # derandomized: CI sees the same examples on every r
 )
 settings.load_profile("boundlab")
 
+# under pytest-xdist (the README's `-n auto`) each worker is one process per core: one BLAS /
+# OpenMP thread each, so that the workers do not oversubscribe the cores
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
 # the fuzz suite (tests/fuzz): a fixed, derandomized CI profile; `pytest tests/fuzz
 # --hypothesis-profile=deep` for a long local run (see tests/fuzz/_fuzz_harness.fuzz_settings)
 settings.register_profile(

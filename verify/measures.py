@@ -47,11 +47,14 @@ STATE_ARRAYS = ("gap", "dist2", "grad_norm2", "loss")
 #: from a ``record="step"`` run ``grad_norm2_virtual`` and ``rho_max`` (the largest skew
 #: rho(t, w_t) over the round's iterations, ``toys.Trace.rho_max``)
 ROUND_ARRAYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr",
-                "kappa_min", "kappa_max", "grad_norm2_virtual", "rho_max")
+                "kappa_min", "kappa_max", "grad_norm2_virtual", "rho_max",
+                "weight_error")  # E[(p omega_t - 1)^2] (verify.falsify.weight_error_exact)
 #: the arrays with one value per SGD iteration (P, T * tau) of a ``record="step"`` run: column
 #: r * tau + k - 1 after local step k of round r (``toys.Trace.steps``): ||xbar - x*||^2 of the
-#: virtual / shadow sequence and the step size used; no per-round log has them
-STEP_ARRAYS = ("step_dist2", "step_lr")
+#: virtual / shadow sequence and the step size used, and (``toys.run(extra_steps=...)``) max
+#: over pairs of participants ||x_i - x_j||^2 and max over participants ||x_i - x_r||^2; no
+#: per-round log has them
+STEP_ARRAYS = ("step_dist2", "step_lr", "step_pairwise_drift", "step_local_deviation")
 #: the quantity BC's non-convex theorems bound (seed 003: the virtual averages)
 VIRTUAL = "avg_grad_norm2_virtual"
 
@@ -104,6 +107,48 @@ def _next_sq_dist_params(q):
     return {"Delta": np.reshape(before, np.shape(after)), "eta": q["step_lr"]}
 
 
+def _by_step(q, key):
+    """The step array ``q[key]`` (P, T * tau) as (P, T, tau) (T: the rounds of ``lr``)."""
+    v = np.asarray(q[key])
+    P, T = np.shape(q["lr"])
+    return np.reshape(v, (P, T, v.shape[1] // T))
+
+
+def _pair_k_params(q):
+    """k = 1..tau, the local step after which each column of ``step_pairwise_drift`` is."""
+    steps = _by_step(q, "step_pairwise_drift")
+    k = np.broadcast_to(np.arange(1, steps.shape[2] + 1, dtype=float), steps.shape)
+    return {"k": np.reshape(k, np.shape(q["step_pairwise_drift"]))}
+
+
+def _pair_next_params(q):
+    """d_k = the pairwise drift before each step (0 at k = 0: every client starts at x_r)."""
+    steps = _by_step(q, "step_pairwise_drift")
+    before = np.concatenate([np.zeros_like(steps[:, :, :1]), steps[:, :, :-1]], axis=2)
+    return {"d_k": np.reshape(before, np.shape(q["step_pairwise_drift"]))}
+
+
+def _round_max_deviation(q):
+    """max over the round's steps k = 1..tau of ``step_local_deviation`` (P, T)."""
+    return np.max(_by_step(q, "step_local_deviation"), axis=2)
+
+
+def _gamma_prev(q) -> dict:
+    """``gamma_prev`` of round t (the step of round t - 1, 0 at t = 0: seed 003's encoding of
+    t = 0) when the run's ``lr`` is among the arrays (else nothing)."""
+    if "lr" not in q:
+        return {}
+    lr = np.asarray(q["lr"], dtype=float)
+    return {"gamma_prev": np.concatenate([np.zeros((lr.shape[0], 1)), lr[:, :-1]], axis=1)}
+
+
+def _round_grad_params(q):
+    """decrease = F(x_t) - F(x_{t+1}) (seed 003's f(wbar_{t,0}) - f(wbar_{t+1,0})) and
+    gamma_prev, per round t < T."""
+    loss = np.asarray(q["loss"], dtype=float)
+    return {"decrease": loss[:, :-1] - loss[:, 1:], **_gamma_prev(q)}
+
+
 def _gap_t_params(q):
     return {"t": np.broadcast_to(np.arange(q["gap"].shape[1], dtype=float), q["gap"].shape)}
 
@@ -111,11 +156,7 @@ def _gap_t_params(q):
 def _dist_next_params(q):
     """dist_t; and ``gamma_prev`` of round t (the step of round t - 1, 0 at t = 0: seed 003's
     encoding of t = 0) when the run's ``lr`` is among the arrays."""
-    out = {"dist_t": q["dist2"][:, :-1]}
-    if "lr" in q:
-        lr = np.asarray(q["lr"], dtype=float)
-        out["gamma_prev"] = np.concatenate([np.zeros((lr.shape[0], 1)), lr[:, :-1]], axis=1)
-    return out
+    return {"dist_t": q["dist2"][:, :-1], **_gamma_prev(q)}
 
 
 _BUILTIN = (
@@ -135,6 +176,11 @@ _BUILTIN = (
     Measure(VIRTUAL, "(1/(T tau)) sum_{t<T} sum_{k<tau} ||grad F(xbar^(t,k))||^2 at the "
             "virtual averages (xbar^(t,0) = x_t; a record='step' run)", ("grad_norm2_virtual",),
             _mean("grad_norm2_virtual"), record="step"),
+    Measure("round_avg_grad_norm2", "(1/tau) sum_{k<tau} ||grad F(xbar^(t,k))||^2 per round t < "
+            "T at the virtual averages (xbar^(t,0) = x_t; a record='step' run; parameters "
+            "decrease = F(x_t) - F(x_{t+1}) and gamma_prev = the step of round t - 1, 0 at t = 0)",
+            ("grad_norm2_virtual", "loss"), lambda q: q["grad_norm2_virtual"], True,
+            _round_grad_params, record="step", gives=("decrease", "gamma_prev")),
     Measure("grad_norm_sq", "||grad F(x_t)||^2, t = 0..T (parameters f_w = F(x_t), f_star = F*)",
             ("grad_norm2", "loss", "gap"), lambda q: q["grad_norm2"], True,
             lambda q: {"f_w": q["loss"], "f_star": q["loss"] - q["gap"]},
@@ -159,34 +205,49 @@ _BUILTIN = (
             "model x_r, and eta = the step of iteration t; a record='step' run)",
             ("step_dist2", "step_lr", "dist2"), lambda q: q["step_dist2"], True,
             _next_sq_dist_params, record="step", gives=("Delta", "eta")),
+    Measure("pairwise_drift", "d_k = max over pairs of participants of ||x_i^(t,k) - "
+            "x_j^(t,k)||^2 after every local step k = 1..tau of every round t (DKR; parameter "
+            "k; a record='step' run with extra_steps=('pairwise_drift',))",
+            ("step_pairwise_drift", "lr"), lambda q: q["step_pairwise_drift"], True,
+            _pair_k_params, record="step", gives=("k",)),
+    Measure("pairwise_drift_next", "d_{k+1}, the pairwise drift after local step k + 1, k < "
+            "tau (parameter d_k, 0 at k = 0: every client starts at x_t)",
+            ("step_pairwise_drift", "lr"), lambda q: q["step_pairwise_drift"], True,
+            _pair_next_params, record="step", gives=("d_k",)),
+    Measure("local_deviation", "max over participants i and local steps k <= tau of ||x_i^(t,k)"
+            " - x_t||^2 per round t < T (BC's distance to the round's start model; a "
+            "record='step' run with extra_steps=('local_deviation',))",
+            ("step_local_deviation", "lr"), _round_max_deviation, True, record="step"),
+    Measure("local_divergence", "max over participants i and local steps k = 1..tau of "
+            "||xbar^(t,k) - x_i^(t,k)||^2 per round t < T (BC's ||wbar_{t,k} - w^i_{t,k}||^2: "
+            "the round's drift_max)", ("drift_max",), lambda q: q["drift_max"], True),
+    Measure("avg_weight_error", "(1/T) sum_{t<T} E[(p omega_t - 1)^2]: FedAU's weight error of "
+            "one client, the exact expectation over its participation paths (the array "
+            "weight_error, verify.falsify.weight_error_exact)", ("weight_error",),
+            _mean("weight_error")),
+    Measure("round_weight_error", "E[(p omega_t - 1)^2] per round t < T (parameter t; exact "
+            "expectation, as avg_weight_error)", ("weight_error",),
+            lambda q: q["weight_error"], True,
+            lambda q: {"t": np.broadcast_to(np.arange(np.shape(q["weight_error"])[1],
+                                                      dtype=float), np.shape(q["weight_error"]))},
+            gives=("t",)),
 )
 _REGISTRY = {m.name: m for m in _BUILTIN}
 
 _CONSTANT = "a constant or an exact identity of the theory, not a run quantity"
-_EXPECTED = ("an expectation over the participation process, E[(p omega_t - 1)^2] with the "
-             "clients' participation probabilities p: one run gives one sample "
-             "(verify.checks.weight_error estimates it over seeds)")
 _POINTS = "a property of a client objective at chosen points (verify.checks.drift_properties)"
 #: left-hand sides no run gives, and why (the checks of verify.checks judge most of them)
 NOT_MEASURED = {
     "plateau_gap": "a limit T -> inf, not a value of a finite run; check drift.plateau_finite "
                    "(avg_shadow_gap) instead (verify.worst estimates it by the last round of "
                    "round_avg_gap on a run started at x*)",
-    "pairwise_drift": "a run quantity toys.run does not record (pairwise client distances)",
-    "pairwise_drift_next": "a run quantity toys.run does not record (pairwise client "
-                           "distances)",
-    "round_avg_grad_norm2": "a per-round lemma, judged by verify.checks.contraction_local",
     "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded "
                         "(verify.checks.weight_error_descent judges it on runs)",
-    "local_deviation": "distances to the round's start model are not recorded",
-    "local_divergence": "local divergences are not recorded",
     "neighbour_avg_deviation": "the beta algorithm's neighbour averages are not recorded",
     "perturbed_divergence": "the beta algorithm's perturbed points are not recorded",
     "local_drift": "FedAU's local drift is not recorded",
     "one_round_descent": "an expected one-round descent (conditional expectation; "
                          "verify.checks.weight_error_descent judges it from fixed states)",
-    "round_weight_error": _EXPECTED,
-    "avg_weight_error": _EXPECTED,
     "contraction_factor": "a factor of a theorem at its own step size, not a value of one "
                           "run (verify.checks.contraction fits the gap's per-round rate, a "
                           "claim with a confidence interval)",

@@ -21,7 +21,7 @@ from .. import participation as part
 from .._array import to_numpy
 from .measure import ROUND
 from .rounds import DIVERGENCE
-from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS, Trace, virtual_grad_norm2
+from .trace import ROUND_FIELDS, STATE_FIELDS, STEP_FIELDS, Trace, max_skew, virtual_grad_norm2
 
 __all__ = ["Population", "SUMMARIES"]
 
@@ -53,10 +53,10 @@ class Population:
                       if "OMEGA" in out else None)
         self.participation = np.array(np.moveaxis(out["part"], 1, 0))
         self.steps = None
-        if "BS" in out:  # (R, B, N_STEP, tau) -> {name: (B, R, tau)}
+        if "BS" in out:  # (R, B, rows, tau) -> {name: (B, R, tau)}
             BS = to_numpy(out["BS"])
             self.steps = {k: np.array(BS[:, :, i].swapaxes(0, 1))
-                          for i, k in enumerate(STEP_FIELDS)}
+                          for i, k in enumerate((*STEP_FIELDS, *ctx.want.extra))}
         self.final_model = np.array(out["x"], dtype=float)
         self.diverged_at = _ends(self, out["div"], ctx.record != "none")
 
@@ -79,6 +79,17 @@ class Population:
             raise AttributeError("grad_norm2_virtual needs record='step'")
         return virtual_grad_norm2(self.state["grad_norm2"][:, :-1], self.steps["grad_norm2"],
                                   self.per_round["n_participants"], self._ctx.tau)
+
+    @property
+    def rho_max(self):
+        """(B, rounds): ``Trace.rho_max`` of every instance (record="step"; NaN where the
+        skew was not measured)."""
+        if self.steps is None:  # as Trace.rho_max (an AttributeError would read as absent)
+            from boundlab.errors import DomainError
+
+            raise DomainError("record", self._ctx.record, "'step' (the skew at every "
+                                                          "iteration was not recorded)")
+        return max_skew(self.steps["rho"])
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -134,7 +145,8 @@ def _nan_after(pop, d, cols, alpha):
 
 def _trace(ctx, pop, b):
     meta = ctx.meta
-    tr = Trace.empty(ctx.rounds, ctx.n_clients, ctx.tau, ctx.record, algorithm=ctx.algo.name,
+    tr = Trace.empty(ctx.rounds, ctx.n_clients, ctx.tau, ctx.record,
+                     extra_steps=ctx.want.extra, algorithm=ctx.algo.name,
                      problem=ctx.pop.names[b] if hasattr(ctx.pop, "names") else ctx.pop.family,
                      seed=meta["seeds"][b], backend=meta["backend"],
                      hyper={**meta["hyper"], **{k: v[b] for k, v in meta["vary"].items()}})
@@ -146,7 +158,7 @@ def _trace(ctx, pop, b):
     tr.omega = None if pop.omega is None else np.array(pop.omega[b])
     tr.participation[:] = pop.participation[b]
     if pop.steps is not None:
-        for k in STEP_FIELDS:
+        for k in pop.steps:
             tr.steps[k][:] = pop.steps[k][b]
     tr.final_model = np.array(pop.final_model[b])
     tr.diverged_at = None if pop.diverged_at[b] < 0 else int(pop.diverged_at[b])

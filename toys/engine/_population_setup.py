@@ -24,18 +24,23 @@ from ..algorithms import Algorithm
 from ..local import lr_schedule
 from ..validation import check_int
 from ._population_result import SUMMARIES
-from .measure import DISC, DIST2, DMAX, DMEAN, DSUM, G2, GN, SHADOW, STATE
+from .measure import DISC, DIST2, DMAX, DMEAN, DSUM, EXTRA_STEPS, G2, GN, RHO, SHADOW, STATE
 from .trace import STATE_FIELDS
 
 __all__ = ["MAX_POPULATION_BYTES", "MEASURABLE", "POPULATION_RECORD"]
 
 POPULATION_RECORD = ("round", "step", "state", "none")
-MEASURABLE = (*STATE_FIELDS, *SUMMARIES, "grad_norm2_virtual")
+STEP_ONLY = ("grad_norm2_virtual", "rho_max", *EXTRA_STEPS)
+MEASURABLE = (*STATE_FIELDS, *SUMMARIES, *STEP_ONLY)
 """The quantities ``run_many(..., measure=...)`` can be restricted to: the state metrics, the
-round summaries of the per-step measurements and ||grad F||^2 at the virtual averages."""
+round summaries of the per-step measurements and, with record="step" (:data:`STEP_ONLY`),
+||grad F||^2 at the virtual averages, the skew rho(t, w_t) there (``steps["rho"]``, whose
+round maxima are ``rho_max``) and the per-step quantities recorded only when named
+(:data:`toys.engine.measure.EXTRA_STEPS`, ``steps[name]``)."""
 _STEP_ROWS = {"shadow_gap": (SHADOW,), "drift_max": (DMAX,), "drift_mean": (DMEAN,),
               "drift_sum": (DSUM,), "disc_max": (DISC,), "g2_max": (G2,),
-              "grad_norm2_virtual": (GN,), "dist2": (DIST2,)}
+              "grad_norm2_virtual": (GN,), "rho_max": (RHO,), "dist2": (DIST2,),
+              **{n: (row,) for n, row in EXTRA_STEPS.items()}}
 MAX_POPULATION_BYTES = 1 << 33
 """Populations whose arrays (the clients' models and gradients, the state of the pieces and
 the records) would exceed this many bytes are refused before any work."""
@@ -52,14 +57,15 @@ def _seeds(seeds, B):
 
 def _wanted(measure, record) -> SimpleNamespace:
     """What a run measures: ``state`` (state metric names), ``rows`` (the per-step rows of
-    :func:`~toys.engine.measure.step_values`; None: all), ``shadow`` / ``gn`` (the losses /
-    gradients at the virtual averages), ``summaries`` (the round summaries written)."""
+    :func:`~toys.engine.measure.step_values`; None: all), ``shadow`` / ``gn`` / ``rho`` (the
+    gaps / gradients / skews at the virtual averages), ``summaries`` (the round summaries
+    written), ``extra`` (the names of :data:`~toys.engine.measure.EXTRA_STEPS` recorded)."""
     per_step = record in ("round", "step")
     if measure is None:
         return SimpleNamespace(state=frozenset(STATE_FIELDS if record != "none" else ()),
                                rows=None if per_step else frozenset(), shadow=per_step,
-                               gn=record == "step",
-                               summaries=SUMMARIES if per_step else ())
+                               gn=record == "step", rho=record == "step",
+                               summaries=SUMMARIES if per_step else (), extra=())
     names = (measure,) if isinstance(measure, str) else measure
     try:
         names = tuple(names)
@@ -74,16 +80,18 @@ def _wanted(measure, record) -> SimpleNamespace:
     if late and not per_step:
         raise DomainError("measure", late[0], f"state metrics {STATE_FIELDS} with record="
                           f"{record!r} (per-step quantities need record='round' or 'step')")
-    if "grad_norm2_virtual" in names and record != "step":
-        raise DomainError("measure", "grad_norm2_virtual", "a quantity of record='step'")
+    for n in STEP_ONLY:
+        if n in names and record != "step":
+            raise DomainError("measure", n, "a quantity of record='step'")
     state = {n for n in names if n in STATE_FIELDS} | ({"gap"} if record != "none" else set())
     rows = {r for n in names if n != "dist2" or record == "step" for r in _STEP_ROWS.get(n, ())}
     gn = GN in rows
     if gn:
         state.add("grad_norm2")
-    return SimpleNamespace(state=frozenset(state), rows=frozenset(rows - {SHADOW, GN}),
-                           shadow=SHADOW in rows, gn=gn,
-                           summaries=tuple(n for n in SUMMARIES if n in names))
+    return SimpleNamespace(state=frozenset(state), rows=frozenset(rows - {SHADOW, GN, RHO}),
+                           shadow=SHADOW in rows, gn=gn, rho=RHO in rows,
+                           summaries=tuple(n for n in SUMMARIES if n in names),
+                           extra=tuple(n for n in EXTRA_STEPS if n in names))
 
 
 def _check_batched(algo):

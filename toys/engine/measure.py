@@ -23,14 +23,21 @@ from array_api_compat import device
 from .._array import array_namespace, item, sqnorm_rows, wdot, wsum
 from ..algorithms.weights import rho
 
-__all__ = ["N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
-           "grad_norms_at", "grad_values", "loss_values", "losses_at", "state_grads",
-           "state_losses", "state_metrics", "step_values", "zeta_obs"]
+__all__ = ["EXTRA_STEPS", "N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
+           "check_extra_steps", "grad_norms_at", "grad_values", "loss_values", "losses_at",
+           "pair_drift", "recorded_rows", "state_grads", "state_losses", "state_metrics",
+           "step_skew", "step_values", "zeta_obs"]
 
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
-# order of ``toys.engine.trace.STEP_FIELDS``)
-SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM = range(10)
-N_STEP, N_ROWS = 8, DSUM + 1
+# order of ``toys.engine.trace.STEP_FIELDS``; PAIR and DEV are recorded only when asked)
+SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM, PAIR, DEV = range(12)
+N_STEP, N_ROWS = 8, DEV + 1
+EXTRA_STEPS = {"pairwise_drift": PAIR, "local_deviation": DEV}
+"""The per-step quantities a run records only when asked (``toys.run(extra_steps=...)``,
+``toys.run_many(measure=...)``), name -> buffer row: ``pairwise_drift`` max over pairs of
+participants of ||x_i^(r,k) - x_j^(r,k)||^2 (DKR's d_k; N^2 d numbers a step) and
+``local_deviation`` max over participants of ||x_i^(r,k) - x_r||^2 (BC's distance to the
+round's start model)."""
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
@@ -101,6 +108,22 @@ def grad_norms_at(ctx, P):
     return xp.stack(out)
 
 
+def step_skew(a_v, Lv, F, F_star_i, p):
+    """rho(t, w) = sum_i a_i (F_i(w) - F_i*) / sum_i p_i (F_i(w) - F_i*) at points w from the
+    clients' losses there ``Lv`` (..., N), F(w) ``F`` (...) (the scale of the undefined case,
+    max(1, |F|)) and the virtual averages' weights ``a_v`` (..., N) (leading axes: the points
+    of a batch of rounds, :mod:`toys.engine.settle`, or the instances of a population,
+    :func:`toys.run_many`); row by row, so each point gets the bits of its own computation.
+
+    >>> import numpy as np
+    >>> float(step_skew(np.array([1.0, 0.0]), np.array([3.0, 2.0]), np.array(2.5),
+    ...                 np.array([1.0, 1.0]), np.array([0.5, 0.5])))
+    1.3333333333333333
+    """
+    xp = array_namespace(Lv)
+    return rho(a_v, Lv - F_star_i, p, scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
+
+
 def rho_sync(ctx, RB, r, a_v, L, F):
     """rho(r, x_r) with the round's weights and rho(r, x*) (BM), when F_i* is known."""
     if ctx.F_star_i is None:
@@ -130,12 +153,16 @@ class Observer:
     (:mod:`toys.engine.settle`).
     ``first_grads`` is the gradient stack of step 0 (the full gradients at x for a full-batch
     piece), kept for the state metrics. ``with_grads`` (record="step"): also ||grad F||^2 at
-    each virtual average (:func:`grad_norms_at`, tau gradient evaluations a round).
+    each virtual average (:func:`grad_norms_at`, tau gradient evaluations a round). ``extra``:
+    the rows of :data:`EXTRA_STEPS` also measured (``start``: the round's server model x_r).
     """
 
-    def __init__(self, ctx, B, a_v, mask, n_part, with_losses, with_grads=False):
+    def __init__(self, ctx, B, a_v, mask, n_part, with_losses, with_grads=False,
+                 extra=frozenset(), start=None):
         self.ctx, self.B, self.a_v, self.mask = ctx, B, a_v, mask
         self.n_part, self.with_losses, self.with_grads = n_part, with_losses, with_grads
+        self.rows = _STEP_ROWS | frozenset(extra) if extra else None
+        self.start = start
         self.tau = B.shape[1]
         self.Ws = self.Gs = self.first_grads = None
         self.segments = []  # the shadow points (k0, k1, wbar), evaluated in a batch
@@ -168,7 +195,8 @@ class Observer:
 
     def _measure(self, k0, k1, Ws, Gs):
         ctx, B = self.ctx, self.B
-        wbar, rows = step_values(self.a_v, Ws, Gs, self.mask, self.n_part, ctx.x_star)
+        wbar, rows = step_values(self.a_v, Ws, Gs, self.mask, self.n_part, ctx.x_star,
+                                 self.rows, self.start)
         for row, v in rows.items():
             B[row, k0:k1] = v
         if self.with_grads:
@@ -177,7 +205,7 @@ class Observer:
             self.segments.append((k0, k1, wbar))
 
 
-def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None):
+def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None, start=None):
     """The per-step measurements after local steps: ``Ws``, ``Gs`` (..., N, d) the clients'
     iterates and gradients (leading axes: the steps of a round for :func:`toys.run`, the
     instances of a population for :func:`toys.run_many`), ``a_v`` (..., N) or (N,) the
@@ -185,9 +213,11 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None):
     Returns
     (the virtual averages wbar (..., d), {row: values (...)}) for the rows DMAX, DSUM, DMEAN
     (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2, or only
-    those of ``rows`` (a set of row ids; None: all) — each by the same expression, so a
-    subset has the bits of the full computation. One implementation for both engines,
-    written so that each step / instance gets the bits of its own products
+    those of ``rows`` (a set of row ids; None: all but :data:`EXTRA_STEPS`, which are computed
+    only when named: PAIR by :func:`pair_drift`, DEV the largest ||x_i - start||^2 over the
+    participants, ``start`` (..., d) the round's server models) — each by the same
+    expression, so a subset has the bits of the full computation. One implementation for both
+    engines, written so that each step / instance gets the bits of its own products
     (:func:`toys._array.wsum`)."""
     xp = array_namespace(Ws)
     want = _STEP_ROWS if rows is None else rows
@@ -211,10 +241,61 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None):
     if x_star is not None and DIST2 in want:
         dx = wbar - x_star
         out[DIST2] = xp.sum(dx * dx, axis=-1)
+    if PAIR in want:
+        out[PAIR] = pair_drift(Ws, mask)
+    if DEV in want:
+        dv = sqnorm_rows(Ws - start[..., None, :])
+        out[DEV] = xp.max(dv if mask is None else xp.where(mask, dv, 0.0), axis=-1)
     return wbar, out
 
 
 _STEP_ROWS = frozenset((DMAX, DSUM, DMEAN, DISC, G2, DIST2))
+
+
+def check_extra_steps(names, record: str) -> tuple:
+    """``names`` (a sequence of names of :data:`EXTRA_STEPS`, recorded with record="step") as a
+    tuple without repeats; DomainError naming the parameter otherwise.
+
+    >>> check_extra_steps(["pairwise_drift"], "step")
+    ('pairwise_drift',)
+    """
+    from boundlab.errors import DomainError
+
+    vals = (names,) if isinstance(names, str) else tuple(names)
+    for n in vals:
+        if not isinstance(n, str) or n not in EXTRA_STEPS:
+            raise DomainError("extra_steps", n, f"names of {tuple(EXTRA_STEPS)}")
+    if vals and record != "step":
+        raise DomainError("extra_steps", vals, f"per-step quantities of record='step' "
+                                               f"(record={record!r})")
+    return tuple(dict.fromkeys(vals))
+
+
+def recorded_rows(extra=()) -> list:
+    """The buffer rows a record="step" run keeps (``Trace.steps``, in the order of
+    ``STEP_FIELDS`` and then the names ``extra`` of :data:`EXTRA_STEPS`).
+
+    >>> recorded_rows(("local_deviation",))[-2:]
+    [7, 11]
+    """
+    return [*range(N_STEP), *(EXTRA_STEPS[n] for n in extra)]
+
+
+def pair_drift(Ws, mask):
+    """max over pairs of participants of ||x_i - x_j||^2 from the iterates ``Ws`` (..., N, d)
+    (``mask`` (..., N) or (N,) the participants, None: all): (...). N^2 d numbers per
+    point, element by element (no Gram-matrix cancellation).
+
+    >>> import numpy as np
+    >>> W = np.array([[0.0, 0.0], [3.0, 4.0], [9.0, 9.0]])
+    >>> float(pair_drift(W, None)), float(pair_drift(W, np.array([True, True, False])))
+    (162.0, 25.0)
+    """
+    xp = array_namespace(Ws)
+    D = sqnorm_rows(Ws[..., :, None, :] - Ws[..., None, :, :])  # (..., N, N)
+    if mask is not None:
+        D = xp.where(mask[..., :, None] & mask[..., None, :], D, 0.0)
+    return xp.max(xp.reshape(D, (*D.shape[:-2], D.shape[-1] * D.shape[-2])), axis=-1)
 
 
 def losses_at(oracle, P):

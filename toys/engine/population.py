@@ -18,8 +18,10 @@ round, and the round summaries of the per-step measurements (``shadow_gap``, ``d
 :func:`~toys.engine.measure.step_values` and :func:`~toys.engine.settle.round_summaries`);
 ``"state"`` all but the per-step ones; ``"none"`` nothing but the final models (and alpha).
 ``"step"`` also the per-step arrays ``Trace.steps`` (with ||grad F||^2 at every virtual
-average: ``grad_norm2_virtual``, what BC's non-convex theorems bound). Not batched yet: the
-rho values (they need F_i* at every point; NaN here) and ``zeta_obs`` (NaN).
+average: ``grad_norm2_virtual``, what BC's non-convex theorems bound, and the skew rho(t, w_t)
+there, ``steps["rho"]``, with its round maxima ``rho_max``, when every instance's F_i* is
+known). Not batched yet: the round values of rho (``rho_sync``, ``rho_star``, ``rho_min``:
+NaN here) and ``zeta_obs`` (NaN).
 ``measure=`` (names of :data:`MEASURABLE`) narrows a record mode to the quantities a caller
 reads (e.g. a falsification search reads only its judge's quantities): the others
 stay NaN and are not computed (no per-step observer when no per-step quantity is asked); each
@@ -58,6 +60,7 @@ import numpy as np
 from .. import participation as part
 from .._array import array_namespace, broadcast_rows, normalise, to_numpy
 from ..algorithms import Algorithm, Setup, bind, get
+from ..algorithms._hyper import finite_attr
 from ..problems.stacked import stack
 from ..validation import check_choice, check_int
 from . import backends
@@ -81,11 +84,14 @@ from .measure import (
     LR,
     N_ROWS,
     N_STEP,
+    RHO,
     ROUND,
     SHADOW,
     STATE,
     grad_values,
     loss_values,
+    recorded_rows,
+    step_skew,
     step_values,
 )
 from .rounds import DIVERGENCE, _weights
@@ -167,6 +173,8 @@ def _context(pop, algo, ops, oracle, x0, rounds, record, lrs):
     ctx.tau = int(getattr(algo.client, "local_steps", 1))
     ctx.x_star = ops.asarray(pop.x_star)
     ctx.F_star = ops.asarray(pop.F_star)
+    F_star_i = finite_attr(pop, "F_star_i")  # the clients' minima: the skew rho (B, N)
+    ctx.F_star_i = None if F_star_i is None else ops.asarray(F_star_i)
     ctx.norm_scale = np.maximum(1.0, np.linalg.norm(x0, axis=1))
     return ctx
 
@@ -181,7 +189,7 @@ def _loop(ctx) -> dict:
            "part": np.zeros((R, B, N), dtype=bool), "npart": np.full((R, B), math.nan),
            "div": np.full(B, -1), "alive": np.ones(B, dtype=bool)}
     if ctx.record == "step":
-        out["BS"] = ops.full((R, B, N_STEP, ctx.tau), math.nan)
+        out["BS"] = ops.full((R, B, len(recorded_rows(ctx.want.extra)), ctx.tau), math.nan)
     st = SimpleNamespace(client=algo.client.init(x, N), weights=algo.weights.init(N),
                          server=algo.server.init(x, N), prev_end=None,
                          procs=[p.init(g) for p, g in zip(ctx.procs, ctx.part_rngs)],
@@ -232,7 +240,7 @@ def _round(ctx, st, out, r, x, mask_np):
     coef = _weights(ctx, st, r, L, mask)  # toys.run's (ALPHA, and OMEGA when the rule has one)
     w = ctx.want
     obs = _Steps(ctx, r, x, coef, mask, mask_np) \
-        if w.shadow or w.gn or w.rows is None or w.rows else None
+        if w.shadow or w.gn or w.rho or w.rows is None or w.rows else None
     rng = None if ctx.sample_rngs is None else ctx.sample_rngs.for_round(mask_np)
     W, st.client = algo.client.update(st.client, x=x, oracle=orc, round=r, rng=rng,
                                       mask=mask, start=W0, grads=G, observer=obs)
@@ -275,13 +283,18 @@ class _Steps:
                 G = xp.where(m, G, 0.0)
         mask = None if self.all else self.mask
         want = ctx.want
-        wbar, rows = step_values(self.a_v, W, G, mask, self.n_part, ctx.x_star, want.rows)
+        wbar, rows = step_values(self.a_v, W, G, mask, self.n_part, ctx.x_star, want.rows,
+                                 self.x)
         for row, v in rows.items():
             self.buf[:, row, k] = v
-        if want.shadow:
-            _, gap, _ = loss_values(ctx.p, ctx.oracle.losses(wbar), wbar, ctx.x_star,
-                                    ctx.F_star, summed=True)
-            self.buf[:, SHADOW, k] = gap
+        rho = want.rho and ctx.F_star_i is not None
+        if want.shadow or rho:  # toys.run's batch of shadow points (toys.engine.settle)
+            Lv = ctx.oracle.losses(wbar)
+            F, gap, _ = loss_values(ctx.p, Lv, wbar, ctx.x_star, ctx.F_star, summed=True)
+            if want.shadow:
+                self.buf[:, SHADOW, k] = gap
+            if rho:
+                self.buf[:, RHO, k] = step_skew(self.a_v, Lv, F, ctx.F_star_i, ctx.p)
         if want.gn:  # ||grad F||^2 at the virtual averages (grad_norms_at's)
             self.buf[:, GN, k] = grad_values(ctx.p, ctx.oracle.grads(wbar), dissim=False)[0]
 
@@ -296,7 +309,9 @@ class _Steps:
                                        self.ctx.want.summaries).items():
             out["RB"][ROUND.index(name), r] = v if self.all_some else xp.where(some, v, math.nan)
         if "BS" in out:
-            out["BS"][r] = xp.where(some[:, None, None], self.buf[:, :N_STEP], math.nan)
+            extra = self.ctx.want.extra
+            steps = self.buf[:, recorded_rows(extra)] if extra else self.buf[:, :N_STEP]
+            out["BS"][r] = xp.where(some[:, None, None], steps, math.nan)
 
 
 def _state(ctx, S, j, x, L, G, deferred):

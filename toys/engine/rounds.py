@@ -68,7 +68,7 @@ def init_state(ctx) -> State:
     buf = {"S": ops.full((len(m.STATE), R + 1), _NAN), "RB": ops.full((len(m.ROUND), R), _NAN),
            "ALPHA": ops.full((R, N), _NAN)}
     if ctx.record == "step":
-        buf["BS"] = ops.full((m.N_STEP, R, tau), _NAN)
+        buf["BS"] = ops.full((len(m.recorded_rows(_extra(ctx))), R, tau), _NAN)
     if callable(getattr(algo.weights, "omega", None)):
         buf["OMEGA"] = ops.full((R, N), _NAN)
     return State(round=0, x=ctx.x0, client=algo.client.init(ctx.x0, N),
@@ -98,8 +98,9 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
     measure, B, observer = ctx.record != "none", None, None
     if measure and n_part:
         B = ctx.ops.full((m.N_ROWS, ctx.local_steps), _NAN)
+        extra = frozenset(m.EXTRA_STEPS[n] for n in _extra(ctx))
         observer = m.Observer(ctx, B, a_v, mask, n_part, ctx.record in ("round", "step"),
-                              with_grads=ctx.record == "step")
+                              with_grads=ctx.record == "step", extra=extra, start=x)
     W, st.client = ctx.algo.client.update(st.client, x=x, oracle=ctx.oracle, round=r,
                                           rng=ctx.sample_rng, mask=mask, start=W0, grads=G,
                                           observer=observer)
@@ -117,10 +118,16 @@ def _local(ctx, st, r, x, mask, mask_np, n_part, a_v, W0, G, deferred=False):
     return W, observer
 
 
+def _extra(ctx) -> tuple:
+    """The names of :data:`~toys.engine.measure.EXTRA_STEPS` the run records (record="step")."""
+    return tuple(getattr(ctx, "extra_steps", ())) if ctx.record == "step" else ()
+
+
 def settle(ctx, st) -> None:
     """Complete the pending measured rounds (:func:`toys.engine.settle.settle`): when the
     batch is full, before a checkpoint and at the end of the run."""
-    stl.settle(ctx, st.pending, st.buffers)
+    extra = _extra(ctx)
+    stl.settle(ctx, st.pending, st.buffers, m.recorded_rows(extra) if extra else None)
 
 
 def _measure_start(ctx, st, r, x, W0, n_part):
@@ -215,7 +222,7 @@ def finish(ctx, st: State, trace) -> None:
         trace.omega = np.array(to_numpy(buf["OMEGA"]), dtype=float)
     if "BS" in buf:
         BSn = to_numpy(buf["BS"])
-        for i, k in enumerate(STEP_FIELDS):
+        for i, k in enumerate((*STEP_FIELDS, *_extra(ctx))):
             trace.steps[k][:] = BSn[i]
     for k, v in st.metrics.items():
         trace.metrics[k] = np.array(v, dtype=float)

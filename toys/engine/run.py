@@ -34,7 +34,7 @@ from ..validation import check_choice, check_int
 from . import backends
 from .callbacks import run_loop
 from .checkpoint import restore
-from .measure import N_STEP
+from .measure import N_STEP, check_extra_steps
 from .rounds import init_state
 from .trace import Trace
 
@@ -49,7 +49,7 @@ refused before any work (e.g. ``rounds=1e12``)."""
 def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=None,
         backend: str = "numpy", device=None, dtype=None, record: str = "round",
         callbacks=(), checkpoint=None, checkpoint_every: int | None = None, resume=None,
-        **hyper) -> Trace:
+        extra_steps=(), **hyper) -> Trace:
     """Run ``algorithm`` on ``problem`` for ``rounds`` rounds; returns a :class:`Trace`.
 
     Parameters
@@ -81,6 +81,10 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
         ``callback(info)`` after every round (:mod:`toys.engine.callbacks`): ``info`` has the
         round, the model and the run's state, ``info.record(name, value)`` adds a per-round
         metric to ``Trace.metrics``, returning True (or ``info.stop()``) ends the run.
+    extra_steps : sequence of str
+        per-step quantities recorded on top of ``record="step"``'s (names of
+        :data:`toys.engine.measure.EXTRA_STEPS`: ``"pairwise_drift"``, ``"local_deviation"``),
+        as ``Trace.steps`` arrays of those names; none by default.
     checkpoint, checkpoint_every, resume : path, int, path
         save the complete engine state to ``checkpoint`` (atomically) every
         ``checkpoint_every`` rounds; ``resume`` continues a run from such a file bit for bit.
@@ -108,6 +112,7 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
     rounds = check_int("rounds", rounds, lo=1)
     seed = check_int("seed", seed, lo=0)
     check_choice("record mode", record, RECORD_MODES)
+    extra_steps = check_extra_steps(extra_steps, record)
     _check_sizes(rounds, N, hyper, record)
     x0 = _x0(problem, x0, d)
     process = part.resolve(participation, N, rounds)
@@ -117,7 +122,9 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
     algo = bind(algo, hyper, setup)
     ctx = _context(problem, algo, ops, oracle, x0, process, rounds, record, N, d)
     ctx.part_rng, ctx.sample_rng = np.random.default_rng(ss_part), sample_rng
-    trace = Trace.empty(rounds, N, ctx.local_steps, record, algorithm=algo.name,
+    ctx.extra_steps = extra_steps
+    trace = Trace.empty(rounds, N, ctx.local_steps, record, extra_steps=extra_steps,
+                        algorithm=algo.name,
                         problem=getattr(problem, "name", type(problem).__name__), seed=seed,
                         backend=backend, hyper={k: v for k, v in hyper.items()
                                                 if k != "messages"})
@@ -126,7 +133,7 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
                        "loss_offset": None, "server_lr": getattr(algo.server, "server_lr", None),
                        "F_star": ctx.F_star, "lrs_first": float(ctx.lrs[0])})
     trace.info.update(setup.info)
-    ctx.fingerprint, ctx.hyper = _fingerprint(trace, N, d), hyper
+    ctx.fingerprint, ctx.hyper = _fingerprint(trace, N, d, extra_steps), hyper
     state = init_state(ctx)  # also the template a checkpoint must fit
     if resume is not None:
         state = restore(resume, ctx, template=state)
@@ -178,12 +185,16 @@ def _x0(problem, x0, d):
     return x
 
 
-def _fingerprint(trace, N, d) -> dict:
+def _fingerprint(trace, N, d, extra_steps=()) -> dict:
     """The run's settings a checkpoint must match (with the digests of the problem's data,
-    participation, x0 and hyper-parameters: :func:`toys.engine.checkpoint.claim`)."""
-    return {"algorithm": trace.algorithm, "problem": trace.problem, "seed": trace.seed,
-            "rounds": trace.rounds, "n_clients": N, "dim": d, "backend": trace.backend,
-            "dtype": trace.info["dtype"], "record": trace.record}
+    participation, x0 and hyper-parameters: :func:`toys.engine.checkpoint.claim`); the extra
+    per-step arrays only when some are recorded (older checkpoints have none)."""
+    out = {"algorithm": trace.algorithm, "problem": trace.problem, "seed": trace.seed,
+           "rounds": trace.rounds, "n_clients": N, "dim": d, "backend": trace.backend,
+           "dtype": trace.info["dtype"], "record": trace.record}
+    if extra_steps:
+        out["extra_steps"] = list(extra_steps)
+    return out
 
 
 def _context(problem, algo, ops, oracle, x0, process, rounds, record, N, d):

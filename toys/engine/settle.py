@@ -25,7 +25,20 @@ import math
 
 from .._array import array_namespace
 from ..algorithms.weights import rho
-from .measure import DISC, DMAX, DMEAN, DSUM, G2, N_STEP, RHO, RI, SHADOW, loss_values, losses_at
+from .measure import (
+    DISC,
+    DMAX,
+    DMEAN,
+    DSUM,
+    G2,
+    N_STEP,
+    RHO,
+    RI,
+    SHADOW,
+    loss_values,
+    losses_at,
+    step_skew,
+)
 
 __all__ = ["PENDING_BYTES", "PENDING_POINTS", "Pending", "round_summaries", "settle",
            "summaries"]
@@ -63,9 +76,9 @@ class Pending:
         return len(self.rounds)
 
 
-def settle(ctx, pending, buffers) -> None:
+def settle(ctx, pending, buffers, rows=None) -> None:
     """Complete every round of ``pending`` into the run's ``buffers`` (S, RB, BS) and empty
-    it."""
+    it (``rows``: the per-step rows BS keeps, :func:`~toys.engine.measure.recorded_rows`)."""
     rounds = pending.rounds
     if not rounds:
         return
@@ -79,7 +92,7 @@ def settle(ctx, pending, buffers) -> None:
     if pts:
         _points(ctx, rounds, buffers, xp.concat(pts, axis=0), xp.concat(A, axis=0))
     summaries(buffers, xp.stack([B for _, B, _, _, _ in rounds]),
-              [r for r, _, _, _, _ in rounds], ctx.local_steps)
+              [r for r, _, _, _, _ in rounds], ctx.local_steps, rows)
 
 
 def _points(ctx, rounds, buffers, P, A):
@@ -90,10 +103,7 @@ def _points(ctx, rounds, buffers, P, A):
     F = loss_values(ctx.p[None, :], Lv, None, None, None, summed=True)[0]  # row by row: the
     # bits do not depend on M
     gap = None if ctx.x_star is None else F - ctx.F_star
-    rh = None
-    if ctx.F_star_i is not None:
-        rh = rho(A, Lv - ctx.F_star_i[None, :], ctx.p,
-                 scale=xp.maximum(xp.where(F > 0, F, -F), 1.0))
+    rh = None if ctx.F_star_i is None else step_skew(A, Lv, F, ctx.F_star_i[None, :], ctx.p)
     S, RB = buffers["S"], buffers["RB"]
     j = 0
     for r, B, a_v, segs, x in rounds:
@@ -116,15 +126,16 @@ def _points(ctx, rounds, buffers, P, A):
             j += k1 - k0
 
 
-def summaries(buffers, Bs, rs, tau) -> None:
+def summaries(buffers, Bs, rs, tau, rows=None) -> None:
     """The per-round summaries of the per-step buffers ``Bs`` (R, N_ROWS, tau) of rounds ``rs``
-    into their columns of ``RB`` (and their step arrays into ``BS`` when recorded)."""
+    into their columns of ``RB`` (and their step arrays, the rows ``rows``, default the first
+    N_STEP, into ``BS`` when recorded)."""
     RB = buffers["RB"]
     for name, v in round_summaries(Bs, RB[RI["rho_sync"], rs], tau).items():
         RB[RI[name], rs] = v
     if "BS" in buffers:
         for i, r in enumerate(rs):
-            buffers["BS"][:, r, :] = Bs[i, :N_STEP]
+            buffers["BS"][:, r, :] = Bs[i, :N_STEP] if rows is None else Bs[i, rows]
 
 
 def round_summaries(Bs, sync, tau, names=None) -> dict:

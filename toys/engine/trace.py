@@ -24,7 +24,9 @@ Indexing. Round r = 0..R-1 moves the server model from x_r to x_{r+1}.
   ``grad_norm2`` ||grad F(xbar^(r,k))||^2 = ||sum_i p_i grad F_i(xbar^(r,k))||^2 at the virtual
   average (BC's wbar_{r,k} with full participation and alpha = p; with ``grad_norm2`` at x_r,
   k = 0, the average over k = 0..tau-1 and the rounds is what BC's E||grad f(w_hat_T)||^2
-  bounds).
+  bounds); with ``toys.run(..., extra_steps=...)`` also ``pairwise_drift`` max over pairs of
+  participants of ||x_i^(r,k) - x_j^(r,k)||^2 (DKR's d_k) and ``local_deviation`` max over
+  participants of ||x_i^(r,k) - x_r||^2 (BC's distance to the round's start model).
 
 The virtual/shadow average uses the round's alpha normalised over the participants (the BM
 virtual sequence; DKR's uniform shadow sequence when alpha = 1/M). Quantities that were not
@@ -98,6 +100,7 @@ class Trace:
         >>> Trace.empty(3, 2, 1, "round").rho_sync.shape
         (3,)
         """
+        extra = tuple(meta.pop("extra_steps", ()))  # names of measure.EXTRA_STEPS
         tr = cls(rounds=rounds, n_clients=n_clients, local_steps=local_steps, record=record,
                  algorithm=meta.pop("algorithm", ""), problem=meta.pop("problem", ""), **meta)
         tr.state = {k: np.full(rounds + 1, np.nan) for k in STATE_FIELDS}
@@ -105,7 +108,8 @@ class Trace:
         tr.participation = np.zeros((rounds, n_clients), dtype=bool)
         tr.alpha = np.full((rounds, n_clients), np.nan)
         if record == "step":
-            tr.steps = {k: np.full((rounds, local_steps), np.nan) for k in STEP_FIELDS}
+            tr.steps = {k: np.full((rounds, local_steps), np.nan)
+                        for k in (*STEP_FIELDS, *extra)}
         return tr
 
     def __getattr__(self, name):
@@ -170,9 +174,7 @@ class Trace:
         if self.steps is None or "rho" not in self.steps:
             raise DomainError("record", self.record, "'step' (the skew at every iteration was "
                                                      "not recorded)")
-        v = np.asarray(self.steps["rho"], dtype=float)
-        seen = np.isfinite(v).any(axis=1)
-        return np.where(seen, np.max(np.where(np.isnan(v), -np.inf, v), axis=1), np.nan)
+        return max_skew(self.steps["rho"])
 
     @property
     def rho_bar(self) -> float:
@@ -331,6 +333,18 @@ class Trace:
         if np.any(np.isfinite(self.rho_min)):
             lines.append(f"rho_bar (all t) = {self.rho_bar:.6g}, rho_tilde = {self.rho_tilde:.6g}")
         return "\n".join(lines)
+
+
+def max_skew(steps_rho):
+    """The largest of the per-step skews ``steps_rho`` (..., R, tau) per round (..., R) (leading
+    axes: the instances of a population), NaN where none is defined.
+
+    >>> max_skew(np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])).tolist()
+    [3.0, nan]
+    """
+    v = np.asarray(steps_rho, dtype=float)
+    seen = np.isfinite(v).any(axis=-1)
+    return np.where(seen, np.max(np.where(np.isnan(v), -np.inf, v), axis=-1), np.nan)
 
 
 def virtual_grad_norm2(g, steps_gn, n_part, tau):

@@ -33,17 +33,23 @@ Per round (one row per seed and round; the round enters the right side as below)
 * ``grad_norm_sq`` -- grad_norm2_r with ``f_w`` = loss_r, ``f_star`` = loss_r - gap_r;
 * ``client_discrepancy`` -- disc_max_r = max_k sum_i alpha_i ||xbar^(r,k) - x_i^(r,k)||^2.
 
-Not measurable from a per-round run (:data:`NOT_MEASURABLE` says why; :func:`check` raises an
-error listing the measurable ones): ``plateau_gap``, ``pairwise_drift``,
-``pairwise_drift_next``, ``next_sq_dist``, ``round_avg_grad_norm2``, ``avg_grad_norm2_h``,
-``local_deviation``, ``local_divergence``, ``neighbour_avg_deviation``,
-``perturbed_divergence``, ``local_drift``, ``one_round_descent``, ``round_weight_error``,
-``avg_weight_error``, ``contraction_factor``, ``rounds_to_eps``, ``rho``, ``inv_pi``,
+Also measured, from the per-round columns they read: ``local_divergence`` (drift_max_r) and
+``round_avg_grad_norm2`` (grad_norm2_virtual_r, a ``record="step"`` run, with ``decrease`` =
+loss_r - loss_{r+1}).
+
+Not measurable from a per-round log (:data:`NOT_MEASURABLE` = :data:`verify.measures.NOT_MEASURED`
+says why; :func:`check` raises an error listing the measurable ones): ``plateau_gap``,
+``avg_grad_norm2_h``, ``neighbour_avg_deviation``, ``perturbed_divergence``, ``local_drift``,
+``one_round_descent``, ``contraction_factor``, ``rounds_to_eps``, ``inv_pi``,
 ``reweighted_divergence_sq``, the properties of one function ``f_combination``,
 ``tangent_value``, ``f_at_y``, ``inner_product``, and the constants and identities
 ``speed_constant``, ``error_constant``, ``e_opt``, ``cutoff``, ``lemma_kappa``,
 ``interval_mean``, ``interval_var``, ``interval_factorial_moment``, ``interval_second_moment``,
-``interval_bias_sq``.
+``interval_bias_sq``. Registered, but with no column in a per-round log: the per-step
+quantities of a ``record="step"`` run (``next_sq_dist``, ``pairwise_drift``,
+``pairwise_drift_next``, ``local_deviation``, ``rho``) and FedAU's weight errors
+``avg_weight_error`` / ``round_weight_error`` (an expectation over the participation process,
+which :func:`verify.falsify` computes exactly; a log would need a ``weight_error`` column).
 
 Right-hand side parameters
 --------------------------

@@ -48,9 +48,9 @@ def register(sub) -> None:
                         "catalogue bound (default 200, 40 for the quadratic fallback; "
                         "--quick: 40 / 12; 0: no search)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="checks run side by side in N worker processes (default: the usable "
-                        "cores, at most 8; 1 with --backend torch or --executor dask); the "
-                        "results are the same for any N")
+                   help="checks, then figures, run side by side in N worker processes "
+                        "(default: the usable cores, at most 8; 1 with --backend torch or "
+                        "--executor dask); the results are the same for any N")
     p.add_argument("--executor", default="local", choices=("local", "dask"),
                    help="where the checks' seeds and settings run: local (default) or dask "
                         "(the [dask] extra; identical results)")
@@ -98,13 +98,19 @@ def _run(args) -> int:
     settings = {"only": args.only, "quick": args.quick, "backend": args.backend,
                 "device": args.device, "seeds": args.seeds, "budget": ctx.search_budget()}
     out = report.write_report(results, args.out, settings=settings,  # one atomic output set
-                              name="--out")
+                              name="--out", jobs=_usable(args.jobs or default_jobs(), ctx))
     if args.json:
         print(report.to_json(results))
     else:
         report.print_table(results)
         print(f"report: {out / 'report.md'}")
     return report.exit_status(results)
+
+
+def _usable(jobs: int, ctx) -> int:
+    """The processes drawing the figures: ``jobs``, or 1 where the checks ran in one process
+    (torch: its thread pools do not survive a fork; dask: its threads)."""
+    return jobs if ctx.backend == "numpy" and ctx.executor == "local" else 1
 
 
 def default_jobs() -> int:

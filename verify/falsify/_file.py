@@ -28,7 +28,7 @@ MAX_BYTES = 16 * 1024 ** 2
 _MAX_EXPR = 20000
 _MAX_ROUNDS, _MAX_STEPS, _MAX_CLIENTS, _MAX_DIM, _MAX_Z = 10 ** 4, 10 ** 4, 1000, 100, 10 ** 6
 _FUNCS = ("sqrt", "exp", "log", "Max", "Min", "Abs", "floor", "ceiling", "sin", "cos", "tanh")
-_SPECIAL = ("worst.quadratic", "pep-interpolation")
+_SPECIAL = ("worst.quadratic", "pep-interpolation", "fedau.weight_error")
 
 
 def bound_record(bound) -> dict:

@@ -30,10 +30,11 @@ class NotApplicable(Exception):
 
 
 #: the run arrays a population run (``toys.run_many``) gives the search
-#: (:func:`verify.falsify.population.quantities`); the other arrays of
-#: :mod:`verify.measures` come from one ``toys.run`` trace only (e.g. ``rho_max``)
+#: (:func:`verify.falsify.population.quantities`); any other array of
+#: :mod:`verify.measures` would come from one ``toys.run`` trace only
 POPULATION_ARRAYS = (*STATE_KEYS, *ROUND_KEYS, "kappa_min", "kappa_max", "grad_norm2_virtual",
-                     "step_dist2", "step_lr")
+                     "rho_max", "step_dist2", "step_lr", "step_pairwise_drift",
+                     "step_local_deviation")
 
 
 #: algorithms that aggregate with the clients' weights (alpha = p under full participation):
@@ -63,11 +64,7 @@ def check_population_measures(lhs: str) -> None:
     run does not record (verify.check still measures it on a ``toys.run``).
 
     >>> check_population_measures("final_gap")
-    >>> try:
-    ...     check_population_measures("rho")
-    ... except NotApplicable as exc:
-    ...     print(str(exc).split(":")[0])
-    lhs 'rho' needs the run array(s) rho_max, which the search's population runs do not record
+    >>> check_population_measures("rho")  # rho_max: a record="step" population's skews
     """
     from .. import measures
 

@@ -57,7 +57,12 @@ def declared(bound, algorithm, function_class):
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
     from .. import measures
+    from .weight_error_search import LHS as WEIGHT_ERROR
 
+    if bound.lhs in WEIGHT_ERROR:  # exact expectations, no run: verify.falsify searches them
+        raise NotApplicable(f"lhs {bound.lhs!r} is an expectation over the participation "
+                            "paths, judged exactly by verify.falsify.weight_error_search "
+                            "(verify.falsify routes it there), not by a planned run")
     if bound.lhs not in measures.names():
         raise NotApplicable(f"lhs {bound.lhs!r} is not measured on a run: "
                             f"{measures.reason(bound.lhs)} (verify.measures: "

@@ -92,6 +92,10 @@ class Instance:
 
     def measure(self) -> tuple:
         """Re-run the instance on the real engine: ``(ratio, measured LHS, bound RHS)``."""
+        if self.family == "fedau.weight_error":  # exact expectation (weight_error_search)
+            from .weight_error_search import measure_instance
+
+            return measure_instance(self.judged_bound(), self.data)[:3]
         if self.family == "worst.quadratic":
             from verify.worst.measures import MEASURES
 
@@ -138,8 +142,10 @@ class Falsification:
     per_family: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     tolerance: float = TOL
-    #: how the worst ratio was certified: "mpmath-50" (high-precision replay) or
-    #: "float64-only" (:mod:`verify.falsify.certify`), with its certified error on the ratio
+    #: how the worst ratio was certified: "mpmath-50" (high-precision replay),
+    #: "float64-only" (:mod:`verify.falsify.certify`), or for FedAU's weight error
+    #: "exact-rational" / "fixed-point-256" (:mod:`verify.falsify.weight_error_search`),
+    #: with its certified error on the ratio
     certificate: str = ""
     certified_error: float = float("nan")
     #: the call's algorithm, function_class, participation and constants (what replays it)
@@ -395,15 +401,18 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     _check_device(device)
     import boundlab
 
-    try:
-        plan = make_plan(bound, setting, **how)
+    from .weight_error_search import routes
+
+    try:  # FedAU's weight-error bounds: exact expectations, no plan (_weight_error)
+        plan = None if routes(bound) else make_plan(bound, setting, **how)
     except NotApplicable as exc:
         if boundlab.registry.is_registered(bound.id):
             res = Falsification(bound.id, "not-applicable", reason=str(exc))
         else:  # a catalogue bound: the quadratic worst-instance search of its paper's setting
             res = _catalogue(bound, budget, seed, setting, why=str(exc))
     else:
-        res = _registered(plan, budget, seed, families, exact, (executor, scheduler, device))
+        res = _weight_error(bound, budget, seed, setting) if plan is None else \
+            _registered(plan, budget, seed, families, exact, (executor, scheduler, device))
     res.seconds = time.perf_counter() - t0
     res.setting = {**how, **setting}  # what replays it (Falsification.load)
     if save is not None:
@@ -464,6 +473,18 @@ def _conclude(res) -> Falsification:
     if why:
         res.reason = why
     return res
+
+
+def _weight_error(bound, budget, seed, setting) -> Falsification:
+    """An upper bound on FedAU's weight error (``avg_weight_error``, ``round_weight_error``):
+    the exact expectation searched over (p, K, T) (:mod:`verify.falsify.weight_error_search`)."""
+    from .weight_error_search import falsify_weight_error
+
+    try:
+        res = falsify_weight_error(bound, budget, seed, setting, (Falsification, Instance))
+    except NotApplicable as exc:
+        return Falsification(bound.id, "not-applicable", reason=str(exc))
+    return _conclude(res)
 
 
 def _catalogue(bound, budget, seed, setting, why="") -> Falsification:

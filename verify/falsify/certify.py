@@ -85,6 +85,14 @@ def certify(inst, float_ratio: float) -> Certificate:
     if float_ratio <= DIVERGED_RATIO:
         return Certificate(FLOAT64, DIVERGED_RATIO, math.inf, math.nan, math.nan,
                            "the run diverged (beyond 1e100 or not finite)")
+    if inst.family == "fedau.weight_error":  # exact rationals (weight_error_search)
+        from .weight_error_search import certify_exact
+
+        try:
+            return certify_exact(inst)
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs,
+                               inst.rhs, f"no exact replay: {exc}")
     why = _unsupported(inst)
     if why:
         return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,

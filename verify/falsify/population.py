@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from toys.engine.measure import EXTRA_STEPS
 from toys.problems.stacked import Stacked
 
 from ._keys import ROUND_KEYS, STATE_KEYS
 
-__all__ = ["FamilyPopulation", "batched", "quantities", "run", "STATE_KEYS", "ROUND_KEYS"]
+__all__ = ["FamilyPopulation", "batched", "extra_steps", "quantities", "run", "STATE_KEYS",
+           "ROUND_KEYS"]
 
 
 class FamilyPopulation(Stacked):
@@ -99,6 +101,19 @@ def run(plan, st, eta, T: int, tau: int, masks=None, virtual: bool = False,
     return quantities(res, pop.p)
 
 
+def extra_steps(lhs: str) -> dict:
+    """``{"extra_steps": names}``: the per-step quantities (:data:`EXTRA_STEPS`) a ``toys.run``
+    must record for the measure of ``lhs`` (empty when it needs none).
+
+    >>> extra_steps("pairwise_drift"), extra_steps("final_gap")
+    ({'extra_steps': ('pairwise_drift',)}, {})
+    """
+    from ..measures import get
+
+    names = tuple(n for n in EXTRA_STEPS if f"step_{n}" in get(lhs).needs)
+    return {"extra_steps": names} if names else {}
+
+
 def needed(plan, virtual: bool = False) -> tuple | None:
     """The quantities (names of :data:`toys.engine.population.MEASURABLE`) the search's judge
     reads for ``plan``: the run arrays its measured left-hand side needs
@@ -125,8 +140,8 @@ def quantities(source, p=None) -> dict:
     Population` or of one ``toys.Trace`` (P = 1): the state arrays :data:`STATE_KEYS`
     (P, T + 1), the round arrays :data:`ROUND_KEYS` (P, T), with the weights ``p`` (N,) or
     (P, N) also kappa = alpha / p's extremes per round (``kappa_min``, ``kappa_max``), and from
-    a ``record="step"`` trace ``grad_norm2_virtual``, ``rho_max`` (the round's largest skew
-    rho(t, w_t), NaN where none is defined; a population does not record rho) and the step
+    a ``record="step"`` trace or population ``grad_norm2_virtual``, ``rho_max`` (the round's
+    largest skew rho(t, w_t), NaN where none is defined or measured) and the step
     arrays ``step_dist2``, ``step_lr`` (P, T * tau) (:data:`verify.measures.STEP_ARRAYS`)."""
     if np.ndim(source.state["gap"]) == 1:  # one trace
         q = {k: np.asarray(getattr(source, k), dtype=float)[None, :]
@@ -143,6 +158,7 @@ def quantities(source, p=None) -> dict:
         alpha = np.asarray(source.alpha, dtype=float)
         if source.steps is not None:
             q["grad_norm2_virtual"] = np.asarray(source.grad_norm2_virtual, dtype=float)
+            q["rho_max"] = np.asarray(source.rho_max, dtype=float)
         q.update(_step_arrays(source.steps, q["gap"].shape[0]))
     if p is not None:
         p = np.asarray(p, dtype=float)
@@ -154,8 +170,9 @@ def quantities(source, p=None) -> dict:
 
 def _step_arrays(steps, P) -> dict:
     """``step_dist2`` and ``step_lr`` (P, T * tau) of a record="step" run's per-step arrays
-    (T, tau) or (P, T, tau) (none without them)."""
+    (T, tau) or (P, T, tau) (none without them), and ``step_<name>`` of the per-step
+    quantities recorded when asked (:data:`EXTRA_STEPS`)."""
     if steps is None or "dist2" not in steps:
         return {}
     return {f"step_{k}": np.reshape(np.asarray(steps[k], dtype=float), (P, -1))
-            for k in ("dist2", "lr")}
+            for k in ("dist2", "lr", *EXTRA_STEPS) if k in steps}

@@ -222,7 +222,7 @@ def run_instance(plan, prob, x0, T, tau, eta, z=None):
     lr = plan.steps(np.array([float(eta)]), T, tau)[0]
     part = plan.masks(np.asarray(z, dtype=float)[None], T)[0] if plan.participation else "full"
     name = paper_name(plan.lhs, plan.algorithm)
-    rec = {"record": "step"} if _stepwise(name) else {}
+    rec = {"record": "step", **population.extra_steps(name)} if _stepwise(name) else {}
     tr = toys.run(prob, algo, rounds=T, seed=0, lr=lr, local_steps=int(tau), x0=x0,
                   participation=part, **hyper, **rec)
     q = population.quantities(tr, prob.p)

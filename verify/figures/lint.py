@@ -43,7 +43,8 @@ import os
 
 import numpy as np
 
-__all__ = ["lint", "record", "collecting", "A4_TEXT_HEIGHT", "MAX_DECADES", "ENV"]
+__all__ = ["lint", "record", "collecting", "captured", "deliver", "A4_TEXT_HEIGHT",
+           "MAX_DECADES", "ENV"]
 
 #: text width / height of an A4 page with 2.5 cm margins, inches (width as the house style)
 A4_TEXT_WIDTH, A4_TEXT_HEIGHT = 6.3, 9.7
@@ -97,6 +98,29 @@ def record(fig, name: str) -> None:
     if target:
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"name": str(name), "problems": problems}) + "\n")
+
+
+def captured(fn, *args):
+    """``(fn(*args), [(name, problems), ...])`` in a forked worker process: the figures
+    :func:`record` lints there, returned for the parent to :func:`deliver` (the collecting
+    lists a fork copies are filled in the child only and lost). Nothing collecting: no lint."""
+    if not _ACTIVE:
+        return fn(*args), []
+    saved = list(_ACTIVE)  # the parent's lists, as copied by the fork: not filled here
+    _ACTIVE.clear()
+    try:
+        with collecting() as found:
+            value = fn(*args)
+    finally:
+        _ACTIVE[:] = saved
+    return value, found
+
+
+def deliver(found) -> None:
+    """Add ``(name, problems)`` linted in a worker (:func:`captured`) to every active
+    :func:`collecting` list of this process."""
+    for target in _ACTIVE:
+        target.extend(found)
 
 
 def _size(fig, renderer) -> list[str]:

@@ -90,31 +90,82 @@ def _name(key, keys) -> str:
     return _slug(f"{kind}_{check}" if alone else f"{kind}_{check}_{key[2]}")
 
 
-def figure_list(results, out_dir) -> list[tuple[pathlib.Path, str]]:
+_RATIO_CAPTION = ("Measured / bound of every judged bound check, one panel per paper; colour = "
+                  "verdict; checks without a ratio to judge are counted in the legend.")
+
+
+def figure_list(results, out_dir, jobs: int = 1) -> list[tuple[pathlib.Path, str]]:
     """Draw every figure the results ask for into ``out_dir`` (a PNG and an SVG each);
     returns ``(png path, caption)`` pairs. A figure that fails adds a note to its results
-    instead of losing the report."""
+    instead of losing the report. ``jobs`` > 1: the figures are drawn side by side in that
+    many forked processes (each figure is independent; the files and the list are the same
+    as with one)."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = _groups(results)
+    tasks = [(key, _name(key, groups)) for key in groups] + [(None, "tightness_ratios")]
     items = []
-    for key, group in groups.items():
-        draw, _, what = _KINDS[key[0]]
-        try:
-            fig = draw(group)
-            title = getattr(fig, "full_title", None) or " ".join(fig.get_suptitle().split())
-            what = getattr(fig, "caption", what)
-            items.append((save(fig, out / f"{_name(key, groups)}.png"), f"{title}. {what}"))
-        except Exception as exc:  # noqa: BLE001 - a bad figure must not lose the report
-            for r in group:
-                r.note = (r.note + f" [figure failed: {exc}]").strip()
-    fig = ratio_figure(results)
-    if fig is not None:
-        items.append((save(fig, out / "tightness_ratios.png"),
-                      "Measured / bound of every judged bound check, one panel per paper; "
-                      "colour = verdict; checks without a ratio to judge are counted in the "
-                      "legend."))
+    for (key, _), (png, caption, failed) in zip(tasks, _draw_all(tasks, groups, results, out,
+                                                                 jobs)):
+        for r in groups[key] if failed is not None else ():
+            r.note = (r.note + f" [figure failed: {failed}]").strip()
+        if png is not None:
+            items.append((png, caption))
     return items
+
+
+def _draw(task, groups, results, out):
+    """One figure drawn and saved: ``(png path or None, caption, error text or None)``."""
+    key, name = task
+    if key is None:
+        fig = ratio_figure(results)
+        if fig is None:
+            return None, None, None
+        return save(fig, out / f"{name}.png"), _RATIO_CAPTION, None
+    draw, _, what = _KINDS[key[0]]
+    try:
+        fig = draw(groups[key])
+        title = getattr(fig, "full_title", None) or " ".join(fig.get_suptitle().split())
+        what = getattr(fig, "caption", what)
+        return save(fig, out / f"{name}.png"), f"{title}. {what}", None
+    except Exception as exc:  # noqa: BLE001 - a bad figure must not lose the report
+        return None, None, str(exc)
+
+
+#: what the forked figure workers draw (set before the pool forks; read in the children)
+_WORK: tuple = ()
+
+
+def _work(i: int):
+    from .lint import captured
+
+    tasks, groups, results, out = _WORK
+    drawn, linted = captured(_draw, tasks[i], groups, results, out)
+    return i, drawn, linted
+
+
+def _draw_all(tasks, groups, results, out, jobs: int) -> list[tuple]:
+    """``_draw`` of every task, in order; side by side in ``jobs`` forked processes (the
+    tightness figure, the largest, first) where fork is available."""
+    import multiprocessing
+
+    jobs = min(jobs, len(tasks))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_draw(t, groups, results, out) for t in tasks]
+    from .lint import deliver
+
+    global _WORK
+    _WORK = (tasks, groups, results, out)
+    drawn: list = [None] * len(tasks)
+    order = [len(tasks) - 1] + list(range(len(tasks) - 1))
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for i, one, linted in pool.imap_unordered(_work, order, chunksize=1):
+                drawn[i] = one
+                deliver(linted)
+    finally:
+        _WORK = ()
+    return drawn
 
 
 def figures(results, out_dir) -> list[pathlib.Path]:

@@ -174,7 +174,8 @@ def save_worst_instances(results, out_dir) -> list[str]:
 
 
 def write_report(results, out_dir, *, title: str = "boundlab verify report",
-                 settings: dict | None = None, name: str = "out") -> pathlib.Path:
+                 settings: dict | None = None, name: str = "out",
+                 jobs: int = 1) -> pathlib.Path:
     """Write ``report.md``, ``results.csv``, figures (and worst instances) as one output set:
     everything goes into a staging directory that then replaces ``out_dir`` whole
     (:func:`boundlab.io.output_set`), so a reader, or a run killed mid-write, sees the old set
@@ -182,12 +183,13 @@ def write_report(results, out_dir, *, title: str = "boundlab verify report",
     new, empty or a previous ``boundlab verify`` output whose manifest lists every file in it
     (checked first: :func:`check_output_path`); anything else is refused, never deleted. A
     write that fails (even a figure's) leaves the previous set as it was and raises
-    :class:`~boundlab.errors.WriteError` naming the file and ``name``. Returns ``out_dir`` as
-    a path."""
+    :class:`~boundlab.errors.WriteError` naming the file and ``name``. ``jobs`` > 1: the
+    figures are drawn side by side in that many processes (same files). Returns ``out_dir``
+    as a path."""
     from boundlab.io import output_set
 
     with output_set(out_dir, name=name, kind="verify") as stage:
-        _write_set(results, stage, title=title, settings=settings)
+        _write_set(results, stage, title=title, settings=settings, jobs=jobs)
     return pathlib.Path(out_dir)
 
 
@@ -205,11 +207,12 @@ def check_output_path(out_dir, name: str = "--out") -> pathlib.Path:
     return check_output_dir(out_dir, name, "verify")
 
 
-def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None) -> None:
+def _write_set(results, out: pathlib.Path, *, title: str, settings: dict | None,
+               jobs: int = 1) -> None:
     """The files of one report, written into ``out`` (a staging directory)."""
     import pandas as pd
 
-    figs = figure_list(results, out / "figures")
+    figs = figure_list(results, out / "figures", jobs=jobs)
     saved = save_worst_instances(results, out)
     frame = _results_frame(pd, results)
     atomic_write_text(out / "results.csv", frame.to_csv(index=False))

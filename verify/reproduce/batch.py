@@ -5,10 +5,13 @@ engine's instance axis, and reads the held-out test metrics from the models of e
 
 Each instance is bit for bit its own ``toys.run`` on the same problem (the run's minibatch and
 participation streams are the instance's own; tests/verify/reproduce/test_batch.py checks the
-accuracies against separate runs with :class:`toys.engine.TestMetrics`). The problems of the
-batch are padded to one row length (:func:`toys.problems.stacked.pad_rows`: zero rows, and
+accuracies against separate runs with :class:`toys.engine.TestMetrics`). The problems of a
+population are padded to one row length (:func:`toys.problems.stacked.pad_rows`: zero rows, and
 each instance still draws the minibatch keys of its own unpadded rows), and the tests check
-that the numbers equal those of the unpadded problem's own run. An instance that diverges is
+that the numbers equal those of the unpadded problem's own run. Seeds whose row lengths differ
+by more than :data:`PAD_SLACK` (:data:`FULL_BATCH_SLACK` with full-batch local steps) run as
+separate populations (:func:`row_groups`), so that the zero rows do not cost more than the loop
+saves. An instance that diverges is
 rerun on its own
 (``toys.run``, the same stopping rule). Round callbacks are replayed on each instance's rounds
 (its models, alphas and participation, as its own run shows them). Runs the engine cannot batch
@@ -33,16 +36,16 @@ import math
 
 import numpy as np
 
-__all__ = ["BATCHED", "batched_metrics", "batched_points", "batched_sweep", "refusal",
-           "stackable"]
+__all__ = ["BATCHED", "FULL_BATCH_SLACK", "PAD_SLACK", "batched_metrics", "batched_points",
+           "batched_sweep", "refusal", "row_groups", "stackable"]
 
 
 def _inner(q):
     return q.__dict__.get("_inner", q)
 
 
-BATCHED = ("the seeds of an arm run as one population (toys.run_many; each run bit for bit "
-           "its own toys.run)")
+BATCHED = ("the seeds of an arm run as one population (toys.run_many; seeds of unlike row "
+           "lengths as separate ones; each run bit for bit its own toys.run)")
 
 
 def refusal(problems, algo=None) -> str:
@@ -119,21 +122,77 @@ def batched_metrics(problems, algo, *, rounds: int, seeds, participation="full",
                     callbacks=None, **hyper):
     """``{"test_accuracy", "test_loss": (B, rounds)}`` of ``algo`` on each of ``problems``
     with its run seed ``seeds[b]`` and its ``participation`` (one spec, or one per problem),
-    as one population; None when the runs do not batch (see the module docstring).
-    ``callbacks(b)``, if given, returns instance b's round callbacks: they are replayed on its
-    rounds (:func:`_replay`: the model, the alphas and the participation its own run shows
-    them); a callback that stops a run does not batch (None)."""
+    as populations of alike row lengths (:func:`row_groups`: one population unless padding
+    would add more than :data:`PAD_SLACK` of a group's rows, :data:`FULL_BATCH_SLACK` for
+    full-batch local steps); None when the runs do not batch
+    (see the module docstring). ``callbacks(b)``, if given, returns instance b's round
+    callbacks: they are replayed on its rounds (:func:`_replay`: the model, the alphas and the
+    participation its own run shows them); a callback that stops a run does not batch (None)."""
+    if refusal(problems, algo):
+        return None
+    seeds = [int(s) for s in seeds]
+    specs = participation if isinstance(participation, list) else None
+    out: dict = {}
+    slack = PAD_SLACK if hyper.get("batch_size") is not None else FULL_BATCH_SLACK
+    for g in row_groups([_inner(q).X.shape[1] for q in problems], slack):
+        cbs = None if callbacks is None else (lambda k, g=g: callbacks(g[k]))
+        got = _population([problems[b] for b in g], algo, rounds, [seeds[b] for b in g],
+                          participation if specs is None else [specs[b] for b in g], cbs,
+                          hyper)
+        if got is None:
+            return None
+        for k, v in got.items():
+            out.setdefault(k, np.full((len(problems), rounds), math.nan))[g] = v
+    return out
+
+
+PAD_SLACK = 0.25
+"""The zero rows padding may add to a population of minibatch runs, as a share of its
+instances' own rows: seeds whose clients' row lengths differ more run as separate populations
+(:func:`row_groups`). A minibatch step's work hardly grows with the zero rows (only its key
+draw), and one population saves the per-step overhead of every run but one."""
+FULL_BATCH_SLACK = 0.02
+"""The same for full-batch local steps (``batch_size`` None), whose every gradient works on
+every padded row: a population saves no work there (its products are already large), so only
+seeds of about equal row lengths share one (003:fig3 quick, 3 seeds padded to the longest: 36 s
+batched against 32 s looped)."""
+
+
+def row_groups(lengths, slack: float | None = None) -> list:
+    """Instance indices grouped by row length, the lengths in ascending order, each group as
+    long as its padded rows (size x longest) stay within ``1 + slack`` times its own rows
+    (``slack`` None: :data:`PAD_SLACK`).
+
+    >>> row_groups([100, 30, 105, 32, 200])
+    [[1, 3], [0, 2], [4]]
+    >>> row_groups([100, 30, 105], slack=10.0)
+    [[1, 0, 2]]
+    """
+    slack = PAD_SLACK if slack is None else slack
+    order = sorted(range(len(lengths)), key=lambda b: (lengths[b], b))
+    groups: list = []
+    for b in order:
+        g = groups[-1] if groups else None
+        if g is not None and (len(g) + 1) * lengths[b] <= (1 + slack) * (
+                sum(lengths[i] for i in g) + lengths[b]):
+            g.append(b)
+        else:
+            groups.append([b])
+    return groups
+
+
+def _population(problems, algo, rounds, seeds, participation, callbacks, hyper):
+    """:func:`batched_metrics` of one group of alike problems: one :func:`toys.run_many`."""
     import toys
     from toys._array import one_cpu_thread
     from toys.problems.stacked import StackedLogistic, pad_rows
 
-    if refusal(problems, algo):
-        return None
     tapped, sink = _algorithm(algo)
     n = max(_inner(q).X.shape[1] for q in problems)
     padded = [pad_rows(_inner(q), n) for q in problems]
     x0 = np.stack([np.asarray(q.x0, dtype=float) for q in problems])
-    seeds = [int(s) for s in seeds]
+    if isinstance(participation, list) and len(participation) == 1:
+        participation = participation[0]
     with one_cpu_thread():
         pop = toys.run_many(StackedLogistic(padded, optima=False), tapped, rounds=rounds,
                             seeds=seeds, participation=participation, x0=x0, record="none",

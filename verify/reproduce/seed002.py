@@ -252,7 +252,7 @@ def _gap(p: dict, a: str, b: str):
           "bound on p_n; K >= 500 degrades badly when the lower bound is small (grids only in "
           "the figure)")
 def fig1(cfg) -> Result:
-    S = cfg.n_seeds(3, 3, 2)
+    S = cfg.n_seeds(16, 16, 2)  # quick: 3 left both K = 50 claims inconclusive (13 / 22 decide)
     Ks = cfg.pick([5, 10, 50, 500, math.inf], [5, 50, 500, math.inf], [5, 50, math.inf])
     pmins = cfg.pick([0.005, 0.02, 0.1], [0.005, 0.1], [0.005, 0.1])
     R = rounds(cfg)

@@ -131,7 +131,7 @@ MEANS = (0.1, 0.01, 0.001)
 def table_d6(cfg) -> Result:
     from .seed002_claims import RARE_WEIGHT, d6_claims, fmt_acc
 
-    S = cfg.n_seeds(3, 3, 2)
+    S = cfg.n_seeds(10, 10, 2)  # quick: 3 left every claim inconclusive (about 5 decide one)
     means = cfg.pick(MEANS, (0.1, 0.01), (0.1, 0.01))
     names = list(PAPER_D6)
     settings = {f"E[p]={m:g}": ("bernoulli", 0.0, 0.1, m) for m in means}
@@ -212,7 +212,7 @@ PAPER_D3 = {"FedAU K→∞": (0.017, 9.9, 11.7), "FedAU K=50": (0.016, 9.5, 11.2
           "of loss / train acc / test acc: FedAU K→∞ .017 / 9.9 % / 11.7 %, K=50 .016 / 9.5 % / "
           "11.2 %, avg participating .031 / 13.3 % / 11.6 %, avg all .030 / 13.3 % / 12.2 %")
 def table_d3(cfg) -> Result:
-    S = cfg.n_seeds(5, 3, 2)
+    S = cfg.n_seeds(10, 10, 2)  # quick: 3 left it inconclusive (about 4 decide, 30 matched)
     R = rounds(cfg)
     names = list(PAPER_D3)
     stats = ("std_loss", "std_train_acc", "std_test_acc")

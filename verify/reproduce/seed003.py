@@ -111,12 +111,12 @@ def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
 
 
 def acc(cfg, data, model, beta, *, local_steps=10, lr=GAMMA, clip=math.inf, rounds=None,
-        seed=0):
-    """Test accuracy per round of one arm on data seed ``seed`` (0 .. n_seeds - 1): a row of
-    the arm's sweep over the item's data seeds (:func:`_arm`)."""
-    S = n_seeds(cfg)
+        seed=0, seeds=None):
+    """Test accuracy per round of one arm on data seed ``seed`` (0 .. S - 1): a row of the
+    arm's sweep over the item's ``seeds`` data seeds (None: :func:`n_seeds`; :func:`_arm`)."""
+    S = n_seeds(cfg) if seeds is None else seeds
     if not 0 <= seed < S:
-        raise DomainError("seed", seed, f"a data seed in 0 .. {S - 1} (the items' n_seeds)")
+        raise DomainError("seed", seed, f"a data seed in 0 .. {S - 1} (the item's seeds)")
     return _arm(cfg, data, model, beta, local_steps, lr, clip, rounds or cfg.pick(200, 50, 12),
                 S)[seed]
 
@@ -126,16 +126,20 @@ RES_R = 1.0  # rounds: rounds-to-target differences below one round are ties
 RES_DROP = 0.01  # 1 pp: smaller differences of a largest one-round drop are ties
 
 
-def n_seeds(cfg) -> int:
-    """The data seeds of every item here (the paper: one run, seed 0)."""
-    return cfg.n_seeds(5, 3, 2)
+def n_seeds(cfg, full: int = 5, quick: int = 3) -> int:
+    """The data seeds of an item here (the paper: one run, seed 0): ``full`` / ``quick`` the
+    item's own (default 5 / 3; 2 at tiny size)."""
+    return cfg.n_seeds(full, quick, 2)
 
 
-def curves(cfg, data, model, beta, **kw) -> np.ndarray:
-    """Test accuracy (seeds, rounds) of :func:`acc` over the data seeds 0 .. S - 1 (split, test
-    split and the MLP's initial point; run seed 0): every arm of an item runs on the same seeds,
-    so its comparisons pair."""
-    return np.stack([acc(cfg, data, model, beta, seed=s, **kw) for s in range(n_seeds(cfg))])
+def curves(cfg, data, model, beta, seeds=None, **kw) -> np.ndarray:
+    """Test accuracy (seeds, rounds) of :func:`acc` over the data seeds 0 .. S - 1 (``seeds``;
+    None: :func:`n_seeds`; split, test split and the MLP's initial point; run seed 0): every
+    arm of an item runs on the same seeds, so its comparisons pair."""
+    if seeds is not None:
+        kw["seeds"] = seeds
+    return np.stack([acc(cfg, data, model, beta, seed=s, **kw)
+                     for s in range(n_seeds(cfg) if seeds is None else seeds)])
 
 
 def _seeds_note(S) -> str:
@@ -270,12 +274,13 @@ def _mean_acc(cfg, b, **kw):
           "β in {0.5, 0.7} (curves only)")
 def fig3(cfg) -> Result:
     Es = cfg.pick([1, 5, 10, 20], [1, 10], [1, 5])
+    S = n_seeds(cfg, 8, 8)  # quick: 3 left E = 10 inconclusive (a TOST tie needs about 6-8)
     rows, claims, widths = [], [], []
     fig, axes = _fig(len(Es), 3.4, 3.0)
     for j, E in enumerate(Es):
         m = {}
         for b in (1.0, 0.7, 0.5):
-            a, m[b] = _mean_acc(cfg, b, local_steps=E)
+            a, m[b] = _mean_acc(cfg, b, local_steps=E, seeds=S)
             rows.append({"E": E, "beta": b, "rounds_to_target_restricted_mean": _capped_mean(
                 rounds_to(a, TARGET["logistic"]), a.shape[1]), "mean_accuracy": float(m[b].mean()),
                 "final_accuracy": float(a[:, -1].mean())})
@@ -295,7 +300,6 @@ def fig3(cfg) -> Result:
                                f"the paired 95 % interval (within ±{RES_ACC * 100:g} pp: a tie)",
                                out, hows(dec)))
     axes[0, 0].legend(fontsize=7)
-    S = n_seeds(cfg)
     return Result(rows, claims, fig, setup="'better' read as a higher area under the accuracy "
                   f"curve (mean over the rounds), the figures' visual criterion; {_seeds_note(S)}",
                   notes=[power_note(S, RES_ACC * 100, np.array(widths) * 100, " pp",

@@ -74,7 +74,10 @@ class Decision:
     same unit; None for a directional-only claim) and ``seeds_needed`` (per arm, for an
     inconclusive outcome: the seeds that decide the direction, or show the equivalence of an
     "about equal" claim, with 80 % power at the observed difference and spread ``sd``; None
-    when no number of seeds would)."""
+    when no number of seeds would); ``tie_seeds``, for an inconclusive directional claim, the
+    seeds at which the interval would lie inside the margin instead (a tie, TOST, 80 % power;
+    None when the observed difference is beyond the margin): fewer than ``seeds_needed`` when
+    the difference is small against the margin, and the only way to decide a zero one."""
 
     outcome: str
     relation: str
@@ -90,6 +93,7 @@ class Decision:
     effect: float | None = None
     sd: float = math.nan
     expect: str = ""
+    tie_seeds: int | None = None
 
     @property
     def width(self) -> float:
@@ -124,10 +128,18 @@ class Decision:
         return (f"neither excludes 0 nor lies inside the margin ±{self._v(self.resolution)}")
 
     def _more(self) -> str:
+        tie = self.tie_seeds is not None and (self.seeds_needed is None or
+                                              self.tie_seeds < self.seeds_needed)
+        tie_text = (f"about {self.tie_seeds} seeds per arm would show a tie within the margin "
+                    f"±{self._v(self.resolution)} (80 % power")
         if self.seeds_needed:
             goal = ("show the equivalence" if self.expect == "=" else "decide the direction")
             return (f"about {self.seeds_needed} seeds per arm would {goal} (80 % power at the "
-                    f"observed difference {self._v(self.diff)} and spread {self._v(self.sd)})")
+                    f"observed difference {self._v(self.diff)} and spread {self._v(self.sd)})" +
+                    (f"; {tie_text})" if tie else ""))
+        if tie:
+            return (f"no number of seeds decides the direction of a zero difference; "
+                    f"{tie_text} at the spread {self._v(self.sd)})")
         return self.why or (
             "the observed difference is 0 (or beyond the margin): no number of seeds decides "
             "it at this size of effect")
@@ -256,7 +268,7 @@ def _decision(diff, lo, hi, n, expect, resolution, s, why_more="", scale=1.0, un
 
     rel = relation(lo, hi, resolution)
     out = _outcome(rel, expect, lo, hi, effect)
-    why, need = "", None
+    why, need, tie = "", None, None
     if out == "differs":
         why = ("an ordering where the paper has none" if expect == "=" else
                "the interval shows the reverse order")
@@ -264,11 +276,14 @@ def _decision(diff, lo, hi, n, expect, resolution, s, why_more="", scale=1.0, un
         need = (seeds_for_equivalence(diff, s, resolution, level=level) if expect == "=" else
                 seeds_for_direction(diff, s, level=level))
         need = None if need is None else max(need, n + 1)
+        if expect != "=" and resolution > 0 and effect is None:  # a tie decides it too
+            tie = seeds_for_equivalence(diff, s, resolution, level=level)
+            tie = None if tie is None else max(tie, n + 1)
         why = why_more
     elif out == "inconclusive":
         why = why_more
     return Decision(out, rel, diff, lo, hi, n, resolution, need, why, scale, unit, effect, s,
-                    expect)
+                    expect, tie)
 
 
 def decide_intervals(diff: float, lo_a: float, hi_a: float, lo_b: float, hi_b: float, *,

@@ -127,8 +127,8 @@ def test_gd_bound_runs_gd_not_fedavg_e2(register):
 @pytest.mark.parametrize("kw,reason", [
     ({"algorithm": "fedsgd"}, "algorithm 'fedsgd'"),  # no such algorithm in toys
     ({"function_class": None}, "function_class"),
-    ({"lhs": "pairwise_drift"}, "not measured on a run: a run quantity toys.run does not "
-                                "record"),  # the reason of verify.measures.NOT_MEASURED
+    ({"lhs": "plateau_gap"}, "not measured on a run: a limit T -> inf, not a value of a "
+                             "finite run"),  # the reason of verify.measures.NOT_MEASURED
     ({"algorithm": "fedavg", "params": ("L", "D", "T", "Gamma")}, "heterogeneity"),
     ({"params": ("L", "D", "T", "kappa")}, "kappa"),
 ])

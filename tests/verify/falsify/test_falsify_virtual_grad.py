@@ -35,7 +35,7 @@ def test_virtual_gradients_match_toys_run(name, algo, hyper, tau, run_population
     q = run_population(st, eta, rounds=4, tau=tau, algo=algo, hyper=hyper, virtual=True)
     plain = run_population(st, eta, rounds=4, tau=tau, algo=algo, hyper=hyper)
     # a step run adds the virtual gradients and the per-step arrays; the rest bit for bit
-    assert set(q) - set(plain) == {"grad_norm2_virtual", "step_dist2", "step_lr"}
+    assert set(q) - set(plain) == {"grad_norm2_virtual", "rho_max", "step_dist2", "step_lr"}
     assert all(np.array_equal(plain[k], q[k], equal_nan=True) for k in plain)
     toys_algo, kw = toys_call(algo, hyper, 3)
     values = measure(VIRTUAL, q)[0][:, 0]

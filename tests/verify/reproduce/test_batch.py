@@ -120,3 +120,61 @@ def test_an_instance_that_diverges_ends_as_its_own_run(probs):
         assert tr.diverged_at is not None  # the case under test
         for k in ("test_accuracy", "test_loss", "alpha_0"):
             assert np.array_equal(tr.metrics[k], got[k][b], equal_nan=True), (b, k)
+
+
+@pytest.mark.parametrize("slack", [0.0, 1e9])
+def test_grouping_by_row_length_keeps_every_instance_its_own_run(probs, slack, monkeypatch):
+    import importlib
+
+    batch = importlib.import_module("verify.reproduce.batch")
+
+    lengths = [q.X.shape[1] for q in probs]
+    want_groups = 1 if slack else len(set(lengths))  # no slack: one population per length
+    calls = []
+    real = toys.run_many
+
+    def counting(pop, *a, **k):
+        calls.append(pop.n_instances)
+        return real(pop, *a, **k)
+
+    monkeypatch.setattr(batch, "PAD_SLACK", slack)
+    monkeypatch.setattr(toys, "run_many", counting)
+    seeds = [2, 0, 5, 1]
+    got = batched_metrics(probs, "fedavg", seeds=seeds, participation="bernoulli:p=0.4",
+                          callbacks=lambda b: [Alphas()], **KW)
+    assert len(calls) == want_groups and sum(calls) == len(probs)
+    for b, q in enumerate(probs):
+        tr = _own(q, seeds[b], "bernoulli:p=0.4", [Alphas()])
+        for k in ("test_accuracy", "test_loss", "alpha_1"):
+            assert np.array_equal(tr.metrics[k], got[k][b]), (slack, b, k)
+
+
+def test_row_groups_bound_the_padding():
+    from verify.reproduce.batch import row_groups
+
+    lengths = [57, 300, 61, 140, 59, 150, 310]
+    groups = row_groups(lengths, slack=0.25)
+    assert sorted(b for g in groups for b in g) == list(range(7))
+    assert groups == [[0, 4, 2], [3, 5], [1, 6]]  # by hand: 57/59/61, 140/150, 300/310
+    for g in groups:  # padded rows within 25 % of the group's own
+        assert len(g) * max(lengths[b] for b in g) <= 1.25 * sum(lengths[b] for b in g)
+    assert row_groups(lengths, slack=0.0) == [[b] for b in (0, 4, 2, 3, 5, 1, 6)]
+    assert row_groups([5, 5, 5], slack=0.0) == [[0, 1, 2]]
+
+
+def test_full_batch_steps_group_only_about_equal_row_lengths(probs, monkeypatch):
+    import importlib
+
+    batch = importlib.import_module("verify.reproduce.batch")
+    lengths = [q.X.shape[1] for q in probs]
+    full = batch.row_groups(lengths, batch.FULL_BATCH_SLACK)
+    assert len(full) > len(batch.row_groups(lengths, batch.PAD_SLACK))  # the case under test
+    calls, real = [], toys.run_many
+    monkeypatch.setattr(toys, "run_many",
+                        lambda pop, *a, **k: calls.append(pop.n_instances) or real(pop, *a, **k))
+    kw = dict(rounds=4, lr=0.1, local_steps=2)  # no batch_size: full-batch local steps
+    got = batched_metrics(probs, "fedavg", seeds=[0, 1, 2, 3], **kw)
+    assert calls == [len(g) for g in full]
+    for b, q in enumerate(probs):
+        tr = toys.run(q, "fedavg", seed=b, record="none", callbacks=[TestMetrics(q)], **kw)
+        assert np.array_equal(tr.metrics["test_loss"], got["test_loss"][b]), b

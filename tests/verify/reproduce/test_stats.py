@@ -312,3 +312,21 @@ def test_registry_knows_the_new_outcomes():
     assert Result([], [m, c, Claim("d", "p", "o", "r", False)]).outcome == "differs"
     ne = as_claim("n", "p", "o", "r", "not exercised", "every arm at round 2")
     assert Result([], [ne]).outcome == "not exercised"
+
+
+def test_a_directional_claim_near_zero_says_the_seeds_that_show_a_tie():
+    from verify.reproduce.power import seeds_for_equivalence
+
+    b = np.array([1.0, 2.0, 3.0])
+    d = decide(b + np.array([0.1, -0.1, 0.0]), b, expect=">", resolution=0.2, paired=True)
+    # mean 0, sd 0.1: t_{.975, 2} 0.1 / sqrt 3 = 0.248 > 0.2: not yet inside the margin
+    assert d.outcome == "inconclusive" and d.seeds_needed is None
+    assert d.tie_seeds == seeds_for_equivalence(0.0, 0.1, 0.2) and 3 < d.tie_seeds < 10
+    assert f"about {d.tie_seeds} seeds per arm would show a tie" in d.how
+    assert "no number of seeds decides the direction" in d.how
+    small = decide(b + np.array([0.3, -0.2, 0.05]), b, expect=">", resolution=0.5,
+                   paired=True)  # mean 0.05, sd 0.25: the tie comes far sooner
+    assert small.outcome == "inconclusive" and small.tie_seeds < small.seeds_needed
+    assert "would decide the direction" in small.how and "would show a tie" in small.how
+    far = decide(b + np.array([1.0, 3.0, 0.2]), b, expect=">", resolution=0.2, paired=True)
+    assert far.tie_seeds is None and "show a tie" not in far.how  # beyond the margin
