@@ -40,7 +40,7 @@ def _slow_figures(tag, hold=None):
     with ``hold`` (a pipe's read end that is never written), the first figure waits there until
     the signal arrives, so that one kill lands inside the write phase however loaded the
     machine is (a sleep alone let a descheduled parent signal after the swap)."""
-    def figure_list(results, out_dir):
+    def figure_list(results, out_dir, jobs=1):
         out = pathlib.Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         pairs = []

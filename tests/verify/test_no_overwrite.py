@@ -203,7 +203,7 @@ def _verify_stub(monkeypatch):
                 params=dict(eta=0.2, tau=10, L=0.2, zeta=0.43))
     monkeypatch.setattr(suite, "run_suite", lambda only, ctx, progress=False, jobs=1: [r])
 
-    def figure_list(results, out_dir):
+    def figure_list(results, out_dir, jobs=1):
         out = pathlib.Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         try:

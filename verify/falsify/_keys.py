@@ -9,4 +9,7 @@ returns.
 """
 
 STATE_KEYS = ("gap", "dist2", "grad_norm2", "loss")
+#: the left-hand sides judged as exact expectations over FedAU's participation paths
+#: (:mod:`verify.falsify.weight_error_search`), never by a planned run
+WEIGHT_ERROR_LHS = ("avg_weight_error", "round_weight_error")
 ROUND_KEYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr")

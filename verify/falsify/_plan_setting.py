@@ -57,7 +57,7 @@ def declared(bound, algorithm, function_class):
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
     from .. import measures
-    from .weight_error_search import LHS as WEIGHT_ERROR
+    from ._keys import WEIGHT_ERROR_LHS as WEIGHT_ERROR
 
     if bound.lhs in WEIGHT_ERROR:  # exact expectations, no run: verify.falsify searches them
         raise NotApplicable(f"lhs {bound.lhs!r} is an expectation over the participation "

@@ -466,7 +466,12 @@ def _conclude(res) -> Falsification:
         res.verdict, res.reason = "error", "no instance gave a finite measured / bound"
         return res
     inst = res.instance  # the verdict rests on the real engine only: a replayed ratio
-    cert = certify(inst, inst.ratio if inst.family == "pep-interpolation" else inst.replay())
+    if inst.family == "fedau.weight_error":  # exact rationals (weight_error_search)
+        from .weight_error_search import certify as certify_exact
+
+        cert = certify_exact(inst, inst.replay())
+    else:
+        cert = certify(inst, inst.ratio if inst.family == "pep-interpolation" else inst.replay())
     res.verdict, why = decide(cert)
     res.worst_ratio = math.nan if res.verdict == "diverged" else cert.ratio
     res.certificate, res.certified_error = cert.kind, cert.error

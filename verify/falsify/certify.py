@@ -85,14 +85,6 @@ def certify(inst, float_ratio: float) -> Certificate:
     if float_ratio <= DIVERGED_RATIO:
         return Certificate(FLOAT64, DIVERGED_RATIO, math.inf, math.nan, math.nan,
                            "the run diverged (beyond 1e100 or not finite)")
-    if inst.family == "fedau.weight_error":  # exact rationals (weight_error_search)
-        from .weight_error_search import certify_exact
-
-        try:
-            return certify_exact(inst)
-        except (ArithmeticError, ValueError, TypeError) as exc:
-            return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs,
-                               inst.rhs, f"no exact replay: {exc}")
     why = _unsupported(inst)
     if why:
         return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
@@ -245,8 +237,10 @@ def decide(cert: Certificate) -> tuple:
                            "never judged"
     if r == -math.inf:
         return "holds", cert.reason or "no instance inside the preconditions"
-    if r == math.inf:  # the bound is <= 0 where the measured side is above its zero floor
-        return "VIOLATED", f"the bound is <= 0 where the measured value is positive ({how})"
+    if r == math.inf:  # the bound is <= 0 where the measured side is above its zero floor,
+        # or (cert.reason says so) a positive ratio beyond the float range
+        return "VIOLATED", cert.reason or f"the bound is <= 0 where the measured value is " \
+                                          f"positive ({how})"
     if cert.kind == FLOAT64:
         if r > 1 + max(TOL, e):
             return "VIOLATED", f"{how} ({cert.reason})"

@@ -38,13 +38,14 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._keys import WEIGHT_ERROR_LHS
 from .weight_error_exact import T_MAX, dp_errors, effective_k, exact_errors
 
 __all__ = ["LHS", "FAMILY", "T_GRID", "routes", "falsify_weight_error", "measure_instance",
-           "certify_exact", "evaluate", "CERTIFICATE"]
+           "certify", "certify_exact", "evaluate", "CERTIFICATE"]
 
 #: the left-hand sides judged here
-LHS = ("avg_weight_error", "round_weight_error")
+LHS = WEIGHT_ERROR_LHS
 #: the instance family of a result
 FAMILY = "fedau.weight_error"
 CERTIFICATE = "exact-rational"
@@ -256,6 +257,18 @@ def _exact_lhs(bound, p, K, T, k):
     return values[0][k if values.shape[1] > 1 else 0], kind, per, err
 
 
+def certify(inst, float_ratio: float):
+    """:func:`certify_exact`, or a float64-only certificate (with why) where the exact replay
+    fails (:func:`verify.falsify.api` calls it for this module's instances)."""
+    from .certify import FLOAT64, Certificate, _float_error
+
+    try:
+        return certify_exact(inst)
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
+                           f"no exact replay: {exc}")
+
+
 def certify_exact(inst):
     """The :class:`~verify.falsify.certify.Certificate` of a weight-error instance at its
     worst round: the lhs as a fraction (:func:`_exact_lhs`), the bound at 60 digits (sympy,
@@ -288,5 +301,10 @@ def certify_exact(inst):
             return Certificate(kind, math.inf, 0.0, float(lhs_m), float(rhs_m))
         ratio = lhs_m / rhs_m
         e = (mpmath.mpf(err.numerator) / err.denominator) / rhs_m + abs(ratio) * 1e-40
+        if ratio - e > mpmath.mpf(2) ** 1000:  # beyond the float range: say how far
+            return Certificate(kind, math.inf, math.inf, float(lhs_m), float(rhs_m),
+                               f"certificate {kind}: measured / bound = "
+                               f"{mpmath.nstr(ratio, 6)} +- {mpmath.nstr(e, 3)} (the bound "
+                               f"is {mpmath.nstr(rhs_m, 6)} > 0, beyond the float range)")
         return Certificate(kind, float(ratio), float(e) * (1 + 2 ** -40) + 1e-300,
                            float(lhs_m), float(rhs_m))

@@ -126,6 +126,8 @@ def test_a_false_mutant_is_violated_with_an_exact_certificate(tag):
     assert float(lhs) > rhs and res.worst_ratio > 1
     if rhs > 1e-300:  # else the bound underflows in float64 (its exact value is > 0)
         assert res.worst_ratio == pytest.approx(float(lhs) / rhs, rel=1e-12)
+    else:  # a positive bound is never reported as <= 0; the reason gives the exact ratio
+        assert "<= 0" not in res.reason and "beyond the float range" in res.reason, res.reason
     assert res.instance.replay() > 1
 
 
