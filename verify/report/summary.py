@@ -154,19 +154,9 @@ def summary_lines(results, *, markdown: bool = False, limit: int | None = 5) -> 
 def versions() -> dict:
     """boundlab, its code version, python, numpy, sympy, pepit, cvxpy (installed metadata,
     nothing imported) and the git commit when the sources sit in a git work tree."""
-    import sys
-    from importlib.metadata import PackageNotFoundError, version
+    from ..cli import versions as installed  # the one record (boundlab --version --json)
 
-    import boundlab
-    from boundlab.integrity import code_version
-
-    out = {"boundlab": boundlab.__version__, "code": code_version(),
-           "python": ".".join(map(str, sys.version_info[:3]))}
-    for dist in ("numpy", "sympy", "pepit", "cvxpy"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = "missing"
+    out = {k: "missing" if v is None else v for k, v in installed().items()}
     commit = _git_commit()
     if commit:
         out["git"] = commit
