@@ -32,7 +32,7 @@ QUICK_BUDGET = 20
 #: the search budget of the full run: the main job's (200 batched, 40 quadratic) makes it
 #: hours long over ~4500 mutants; the oracle gets ORACLE_FACTOR times it
 DEFAULT_BUDGET = 20
-LAYER_NAMES = ("fixed", "search", "exact", "overall")
+LAYER_NAMES = ("fixed", "search", "exact", "user", "overall")
 
 
 def _load() -> str:
@@ -48,7 +48,8 @@ def _pct(v) -> str:
 
 def _table(summary, per_bound, out) -> None:
     print(f"{'bound':36s} {'mut':>4s} {'true':>5s} {'false':>5s} {'unkn':>5s} "
-          f"{'fixed':>6s} {'search':>6s} {'exact':>6s} {'all':>6s} {'alarms':>6s} {'sec':>6s}",
+          f"{'fixed':>6s} {'search':>6s} {'exact':>6s} {'user':>6s} {'all':>6s} {'alarms':>6s} "
+          f"{'sec':>6s}",
           file=out)
     for bid, row in per_bound.items():
         if "error" in row:
@@ -78,6 +79,11 @@ def _table(summary, per_bound, out) -> None:
           f"({o.get('evaluations', 0)} evaluations, {o.get('seconds', 0.0):.1f} s; "
           f"{o.get('skipped', 0)} mutants not searched within its time per bound)", file=out)
     print("target (issue 21): >= 90% of false mutants caught, 0 false alarms", file=out)
+    u = summary.get("user_verdicts")
+    if u:
+        print(f"user     verdicts {u['all']}; not-applicable {_pct(u['not_applicable_share'])}"
+              f" of all mutants, {_pct(u['not_applicable_share_upper'])} of the upper bounds' "
+              "(target, issue 30: under 5 %)", file=out)
     _reach(per_bound, out)
 
 
@@ -111,15 +117,16 @@ def _strict(v):
     return v
 
 
-def _one(bid, budget, quick) -> tuple:
+def _one(bid, budget, quick, as_user=False) -> tuple:
     """One bound's mutants, runs and seconds (a worker's task); an error is returned."""
-    from verify.falsify.power import evaluate
+    from verify.falsify.power import DEFAULT_LAYERS, evaluate
 
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res, runs = evaluate(bid, budget=budget, quick=quick)
+            res, runs = evaluate(bid, budget=budget, quick=quick,
+                                 layers=("user",) if as_user else DEFAULT_LAYERS)
     except Exception as exc:  # noqa: BLE001 - one bound's failure is reported, not fatal
         return bid, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
     return bid, res, runs, time.perf_counter() - t0
@@ -139,7 +146,7 @@ def _row(res, runs, seconds) -> dict:
                         for r in res]}
 
 
-def _tasks(ids, budget, quick, jobs):
+def _tasks(ids, budget, quick, jobs, as_user=False):
     """``(bid, res, runs, seconds)`` of every id, in completion order: a process pool of
     ``jobs`` workers (spawned) for the catalogue ids, this process for registered ones."""
     import boundlab
@@ -154,21 +161,21 @@ def _tasks(ids, budget, quick, jobs):
 
         pooled.sort(key=lambda b: -len(mutants(b)) if boundlab.get(b).kind != "order" else 0)
         with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
-            futs = [ex.submit(_one, b, budget, quick) for b in pooled]
+            futs = [ex.submit(_one, b, budget, quick, as_user) for b in pooled]
             for f in cf.as_completed(futs):
                 yield f.result()
     else:
         local = ids
     for b in local:
-        yield _one(b, budget, quick)
+        yield _one(b, budget, quick, as_user)
 
 
-def run(ids, *, budget=None, quick=False, progress=None, jobs=1) -> dict:
+def run(ids, *, budget=None, quick=False, progress=None, jobs=1, as_user=False) -> dict:
     """The benchmark's data: per bound its mutants, summary and unreached layers; overall."""
     from verify.falsify.power import summarize
 
     per_bound, allres, runs_by, t0 = {}, [], {}, time.perf_counter()
-    for bid, res, runs, secs in _tasks(list(ids), budget, quick, jobs):
+    for bid, res, runs, secs in _tasks(list(ids), budget, quick, jobs, as_user):
         if res is None:
             per_bound[bid] = {"error": runs, "seconds": secs}
         else:
@@ -181,7 +188,8 @@ def run(ids, *, budget=None, quick=False, progress=None, jobs=1) -> dict:
                   file=progress, flush=True)
     per_bound = {b: per_bound[b] for b in ids if b in per_bound}
     return {"summary": summarize(allres, runs_by), "bounds": per_bound,
-            "budget": budget, "quick": quick, "jobs": jobs, "load": _load(),
+            "budget": budget, "quick": quick, "jobs": jobs, "as_user": as_user,
+            "load": _load(),
             "seconds": time.perf_counter() - t0}
 
 
@@ -214,6 +222,10 @@ def _args(argv):
                     help="worker processes, one bound each (default: min(2, CPUs))")
     ap.add_argument("--json", action="store_true", help="strict JSON on stdout")
     ap.add_argument("--save", metavar="PATH", help="also write the strict JSON there")
+    ap.add_argument("--as-user", action="store_true",
+                    help="one layer only: every mutant passed to verify.falsify as a user's "
+                         "own bound (registered with the original's algorithm, class and "
+                         "symbols); reports the not-applicable share")
     ap.add_argument("--generation", action="store_true",
                     help="time the mutant generation of every id only (no layers)")
     return ap.parse_args(argv)
@@ -243,7 +255,7 @@ def main(argv=None) -> int:
         if args.generation:
             return _print_generation(generation(ids), args.json)
         data = run(ids, budget=budget, quick=args.quick, jobs=args.jobs,
-                   progress=None if args.json else sys.stderr)
+                   progress=None if args.json else sys.stderr, as_user=args.as_user)
     except BoundlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -41,7 +41,7 @@ _DKR_RUN = {"problem": "seed004-toy", "rounds": 50, "seeds": 1,
 # ------------------------------------------------- seeds 000/001 (BM): weighted FedAvg, mu-strongly
 # convex clients; BM's T counts SGD iterations (rounds x E)
 _BM = {"algorithm": "fedavg", "function_class": "smooth-strongly-convex",
-       "symbols": {"T": "rounds*local_steps"}}
+       "symbols": {"T": "rounds*local_steps", "gamma": "lr_shift"}}
 _BM_PROBLEM = {"name": "quadratic", "n_clients": 5, "dim": 2, "L": 4.0, "mu": 1.0,
                "heterogeneity": 1.0, "seed": 0}
 _BM_E = 2

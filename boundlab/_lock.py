@@ -113,6 +113,7 @@ def hold_lock(lock, name: str = "out") -> pathlib.Path:
         raise DomainError(name, str(p.parent), "a folder no other boundlab process is writing",
                           f"process {doc['pid']} holds its lock {p.name}; wait for it to end, "
                           "or delete the lock if no boundlab runs")
+    _drop_dead_lock_temps(p)
     atomic_write_text(p, json.dumps({"format": _FORMAT, "pid": os.getpid(),
                                      "mark": process_mark()}), name=name)
     key = os.path.abspath(p)
@@ -120,6 +121,29 @@ def hold_lock(lock, name: str = "out") -> pathlib.Path:
         _HELD.add(key)
         atexit.register(release_lock, key)
     return p
+
+
+def _drop_dead_lock_temps(lock: pathlib.Path) -> None:
+    """Remove the temporary copies of ``lock`` a writer killed between writing and renaming
+    its lock left: a file ``.<lock name><mark>...`` is removed only when it *is* a whole lock
+    document whose own mark is in its name and whose writer is gone (proved boundlab's; a
+    file killed before its content was written is not provable and stays)."""
+    from .errors import BoundlabError
+
+    prefix = f".{lock.name}{TMP_MARK}"
+    try:
+        names = [n for n in os.listdir(lock.parent) if n.startswith(prefix)]
+    except OSError:
+        return
+    for n in names:
+        q = lock.parent / n
+        try:
+            doc = read_lock(q)
+        except BoundlabError:
+            continue
+        if doc is not None and n.startswith(f".{lock.name}{doc['mark']}") and \
+                doc["mark"] != process_mark() and not process_alive(doc["pid"]):
+            q.unlink(missing_ok=True)
 
 
 def release_lock(lock) -> None:

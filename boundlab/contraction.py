@@ -258,18 +258,20 @@ corollary1 = Bound(
     source=f"{_SRC}, Corollary 1",
     expr=3 / 2 ** R_(2, 3) * _Ac ** R_(2, 3) * _Bc ** R_(1, 3) * T ** R_(-2, 3),
     params=bc_params(*_COR1, nonconvex=True),
-    extra_params=bc_params("E", E=POSITIVE),
+    extra_params=bc_params("E", "gamma", E=POSITIVE),
     kind="upper",
     lhs="avg_grad_norm2",
     description=(
-        "Theorem 4 at E = E_opt: E||grad f(w_hat_T)||^2 <= 3 2^(-2/3) A_c^(2/3) B_c^(1/3) "
+        "Theorem 4 at E = E_opt (and its step gamma = 1/(2L sqrt(T E))): "
+        "E||grad f(w_hat_T)||^2 <= 3 2^(-2/3) A_c^(2/3) B_c^(1/3) "
         "T^(-2/3), i.e. E = O(T^(1/3)) gives O(T^(-2/3)). Valid as a bound only for a run with "
         "E = E_opt (checked when E is given; E may be real here, the relaxation); for an integer "
         "E != E_opt use contraction.beta_nc, "
         "which is then larger."
     ),
     preconditions=(Precondition(E, "<=", _E_opt, "E <= E_opt", "bound is Theorem 4 at E_opt"),
-                   Precondition(E, ">=", _E_opt, "E >= E_opt", "bound is Theorem 4 at E_opt")),
+                   Precondition(E, ">=", _E_opt, "E >= E_opt", "bound is Theorem 4 at E_opt"),
+                   *_step_eq(1 / (2 * L * sp.sqrt(T * E)), "1/(2*L*sqrt(T*E))")),
 )
 
 # --------------------------------------------------------------- iteration complexity (§5)

@@ -176,7 +176,7 @@ def ids(family: str | None = None) -> list[str]:
 
 # ------------------------------------------------------------------------------ registration
 def register(bound, *, algorithm: str | None = None, function_class: str | None = None,
-             run: Mapping | None = None):
+             run: Mapping | None = None, symbols: Mapping | None = None):
     """Add ``bound`` to the catalogue for this process; returns it.
 
     Parameters
@@ -196,6 +196,12 @@ def register(bound, *, algorithm: str | None = None, function_class: str | None 
         name, or ``{"name": ..., **options}``), ``algorithm`` (default: ``algorithm``),
         ``rounds``, ``seeds`` (a count or a list), ``hyper`` (``toys.run`` keywords) and
         ``params`` (bound values not measured); see :func:`verify.check`.
+    symbols : dict, optional
+        What a symbol of the bound means on a run when its name alone would mislead: symbol
+        -> a run setting (``{"gamma": "lr"}``), ``"rounds*local_steps"`` (a T counting SGD
+        iterations) or ``"lr_shift"`` (gamma of the step schedule eta_t = 1/(mu (t + gamma)),
+        BM's corollaries: not a step size), or None (no run setting). Names and values are
+        identifiers (data, never code).
 
     Raises :class:`RegistrationError` for a duplicate id or a malformed bound (naming what is
     wrong).
@@ -216,6 +222,7 @@ def register(bound, *, algorithm: str | None = None, function_class: str | None 
     """
     _check_bound(bound)
     meta = _check_meta(bound.id, algorithm, function_class, run)
+    meta["symbols"] = _check_symbols(bound, symbols)
     load_plugins()
     if bound.id in _USER:
         raise RegistrationError(f"{bound.id}: duplicate bound id (already registered)")
@@ -277,7 +284,8 @@ def meta(bound_id: str) -> dict:
     """What a bound speaks about, for catalogue and registered bounds alike: ``algorithm``,
     ``function_class``, ``run`` (the fixed instance ``boundlab verify`` judges it on, or
     None), ``symbols`` (the paper's meaning of clashing symbols, see
-    :mod:`boundlab._catalogue_meta`; empty for a registered bound) and ``plugin``.
+    :mod:`boundlab._catalogue_meta`; a registered bound's from :func:`register`) and
+    ``plugin``.
 
     A catalogue bound's entry comes from its paper (:data:`boundlab._catalogue_meta.META`);
     a registered bound's from :func:`register`. Copies: editing the result changes nothing.
@@ -343,6 +351,28 @@ def _check_bound(b) -> None:
         bad.append("terms do not add up to expr")
     if bad:
         raise RegistrationError(f"{b.id}: malformed bound: " + "; ".join(dict.fromkeys(bad)))
+
+
+_SYMBOL_VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\*[A-Za-z_][A-Za-z0-9_]*)?$")
+
+
+def _check_symbols(bound, symbols) -> dict:
+    """``symbols`` of :func:`register`: a dict of the bound's parameter names to identifiers
+    (or ``a*b``); RegistrationError naming what is wrong."""
+    if symbols is None:
+        return {}
+    if not isinstance(symbols, Mapping):
+        raise RegistrationError(f"{bound.id}: symbols must be a dict of parameter name -> run "
+                                f"meaning; got {type(symbols).__name__}")
+    names = set(bound.params) | set(bound.extra_params)
+    for k, v in symbols.items():
+        if k not in names:
+            raise RegistrationError(f"{bound.id}: symbols names {k!r}, not a parameter of the "
+                                    f"bound ({', '.join(sorted(names))})")
+        if v is not None and (not isinstance(v, str) or not _SYMBOL_VALUE.match(v)):
+            raise RegistrationError(f"{bound.id}: symbols[{k!r}] = {v!r} is not a run setting "
+                                    "name (an identifier, or 'rounds*local_steps')")
+    return dict(symbols)
 
 
 def _check_meta(bid, algorithm, function_class, run) -> dict:

@@ -35,7 +35,8 @@ from .falsify import falsify  # noqa: E402
 from .reproduce import reproduce  # noqa: E402
 from .sweep import sweep  # the same: verify.sweep is the function, verify/sweep/ the subpackage
 
-__all__ = ["worst_instance", "check", "check_log", "falsify", "reproduce", "sweep"]
+__all__ = ["worst_instance", "check", "check_log", "falsify", "Falsification", "reproduce",
+           "sweep"]
 
 
 def __getattr__(name):
@@ -43,4 +44,8 @@ def __getattr__(name):
         from .worst import worst_instance
 
         return worst_instance
+    if name == "Falsification":  # verify.Falsification.load(path): a saved falsification
+        from .falsify.api import Falsification
+
+        return Falsification
     raise AttributeError(f"module 'verify' has no attribute {name!r}")

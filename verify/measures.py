@@ -42,19 +42,27 @@ __all__ = ["Measure", "STATE_ARRAYS", "ROUND_ARRAYS", "STEP_ARRAYS", "NOT_MEASUR
            "from_log", "table"]
 
 #: the arrays with one value per server model x_0..x_T (P, T + 1)
-STATE_ARRAYS = ("gap", "dist2", "grad_norm2", "loss")
+STATE_ARRAYS = ("gap", "dist2", "grad_norm2", "loss",
+                "grad_norm2_h")  # ||grad h(x_t)||^2, FedAU's h (verify.falsify.fedau_lhs)
 #: the arrays with one value per round r < T (P, T); kappa = alpha_i / p_i's extremes, and
 #: from a ``record="step"`` run ``grad_norm2_virtual`` and ``rho_max`` (the largest skew
 #: rho(t, w_t) over the round's iterations, ``toys.Trace.rho_max``)
 ROUND_ARRAYS = ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max", "lr",
                 "kappa_min", "kappa_max", "grad_norm2_virtual", "rho_max",
-                "weight_error")  # E[(p omega_t - 1)^2] (verify.falsify.weight_error_exact)
+                "weight_error",  # E[(p omega_t - 1)^2] (verify.falsify.weight_error_exact)
+                # FedAU's per-state arrays (P, K), one value per state (round t, participation
+                # path) of verify.falsify.fedau_lhs: E_t f(x_{t+1}) - f(x_t) and the state's
+                # ||grad f(x_t)||^2, q_t, werr_t; the local drift and ||grad f(x_t)||^2
+                "descent_t", "descent_grad_norm2", "descent_q_t", "descent_werr_t",
+                "local_drift_t", "local_drift_grad_norm2")
 #: the arrays with one value per SGD iteration (P, T * tau) of a ``record="step"`` run: column
 #: r * tau + k - 1 after local step k of round r (``toys.Trace.steps``): ||xbar - x*||^2 of the
 #: virtual / shadow sequence and the step size used, and (``toys.run(extra_steps=...)``) max
-#: over pairs of participants ||x_i - x_j||^2 and max over participants ||x_i - x_r||^2; no
-#: per-round log has them
-STEP_ARRAYS = ("step_dist2", "step_lr", "step_pairwise_drift", "step_local_deviation")
+#: over pairs of participants ||x_i - x_j||^2 and max over participants ||x_i - x_r||^2, and
+#: the beta algorithm's max over participants ||wbar - w~_i||^2 at the perturbed point of step
+#: k (column k - 1) and max over pairs of clients ||u_i - u_j||^2; no per-round log has them
+STEP_ARRAYS = ("step_dist2", "step_lr", "step_pairwise_drift", "step_local_deviation",
+               "step_perturbed_divergence", "step_neighbour_avg_deviation")
 #: the quantity BC's non-convex theorems bound (seed 003: the virtual averages)
 VIRTUAL = "avg_grad_norm2_virtual"
 
@@ -131,6 +139,11 @@ def _pair_next_params(q):
 def _round_max_deviation(q):
     """max over the round's steps k = 1..tau of ``step_local_deviation`` (P, T)."""
     return np.max(_by_step(q, "step_local_deviation"), axis=2)
+
+
+def _round_max(key):
+    """max over the round's columns of the step array ``key`` (P, T)."""
+    return lambda q: np.max(_by_step(q, key), axis=2)
 
 
 def _gamma_prev(q) -> dict:
@@ -218,6 +231,19 @@ _BUILTIN = (
             " - x_t||^2 per round t < T (BC's distance to the round's start model; a "
             "record='step' run with extra_steps=('local_deviation',))",
             ("step_local_deviation", "lr"), _round_max_deviation, True, record="step"),
+    Measure("perturbed_divergence", "max over participants i and local steps k = 0..tau-1 of "
+            "||wbar_{t,k} - w~^i_{t,k}||^2, w~ = beta w + (1 - beta) u_i the point where step "
+            "k + 1 takes its gradient, per round t < T (BC's Lemma B.2; parameter gamma_prev = "
+            "the step of round t - 1, 0 at t = 0; a record='step' run of the beta algorithm "
+            "with extra_steps=('perturbed_divergence',))",
+            ("step_perturbed_divergence", "lr"), _round_max("step_perturbed_divergence"), True,
+            _gamma_prev, record="step", gives=("gamma_prev",)),
+    Measure("neighbour_avg_deviation", "max over pairs of clients i, j of ||u^i_t - u^j_t||^2, "
+            "the beta algorithm's neighbour averages of round t < T (BC's Lemma B.1; u^i_0 = "
+            "x_0; parameter gamma_prev as perturbed_divergence; a record='step' run with "
+            "extra_steps=('neighbour_avg_deviation',))",
+            ("step_neighbour_avg_deviation", "lr"), _round_max("step_neighbour_avg_deviation"),
+            True, _gamma_prev, record="step", gives=("gamma_prev",)),
     Measure("local_divergence", "max over participants i and local steps k = 1..tau of "
             "||xbar^(t,k) - x_i^(t,k)||^2 per round t < T (BC's ||wbar_{t,k} - w^i_{t,k}||^2: "
             "the round's drift_max)", ("drift_max",), lambda q: q["drift_max"], True),
@@ -231,38 +257,71 @@ _BUILTIN = (
             lambda q: {"t": np.broadcast_to(np.arange(np.shape(q["weight_error"])[1],
                                                       dtype=float), np.shape(q["weight_error"]))},
             gives=("t",)),
+    Measure("avg_grad_norm2_h", "(1/T) sum_{t<T} E||grad h(x_t)||^2, h = (1/P) sum_n omega_n "
+            "p_n F_n FedAU's reweighted objective under time-constant weights omega_n "
+            "(Theorem B.4.1; the array grad_norm2_h, exact expectation over the participation "
+            "paths: verify.falsify.fedau_lhs)", ("grad_norm2_h",),
+            _mean("grad_norm2_h", drop_last=True)),
+    Measure("one_round_descent", "E_t f(x_{t+1}) - f(x_t) at every state (x_t, omega_t) of "
+            "FedAU, the exact conditional expectation over round t's participation (Lemma "
+            "B.5.1; parameters grad_norm2 = ||grad f(x_t)||^2, q_t = (1/N) sum_n p_n "
+            "(omega_t^n)^2, werr_t = (1/N) sum_n (p_n omega_t^n - 1)^2 of the state; "
+            "verify.falsify.fedau_lhs)",
+            ("descent_t", "descent_grad_norm2", "descent_q_t", "descent_werr_t"),
+            lambda q: q["descent_t"], True,
+            lambda q: {"grad_norm2": q["descent_grad_norm2"], "q_t": q["descent_q_t"],
+                       "werr_t": q["descent_werr_t"]}, gives=("grad_norm2", "q_t", "werr_t")),
+    Measure("local_drift", "max over participants n and local steps i of ||y^n_{t,i} - "
+            "x_t||^2 at every state (round t, participation path) of FedAU (Lemma B.3.2 with "
+            "exact gradients: E_t is the value; parameter grad_norm2 = ||grad f(x_t)||^2; "
+            "verify.falsify.fedau_lhs)", ("local_drift_t", "local_drift_grad_norm2"),
+            lambda q: q["local_drift_t"], True,
+            lambda q: {"grad_norm2": q["local_drift_grad_norm2"]}, gives=("grad_norm2",)),
 )
 _REGISTRY = {m.name: m for m in _BUILTIN}
 
 _CONSTANT = "a constant or an exact identity of the theory, not a run quantity"
-_POINTS = "a property of a client objective at chosen points (verify.checks.drift_properties)"
+#: a constant a theorem *defines* by its formula (BM's V and E of Corollary 4): no run or
+#: computation gives it another way, so a different formula for it is a different definition,
+#: judged through the bound that uses it (skew.corollary_gamma), never on its own
+_DEFINED = ("a constant defined by its theorem's formula (BM's Corollary 4), an identity of the "
+            "theory with no independent measurement: judge the bound that uses it "
+            "(skew.corollary_gamma, searched by verify.falsify with gamma as BM's schedule "
+            "shift)")
+_POINTS = ("a property of a client objective at chosen points (verify.checks.drift_properties; "
+           "judged by verify.falsify.points_route at searched points)")
 #: left-hand sides no run gives, and why (the checks of verify.checks judge most of them)
 NOT_MEASURED = {
-    "plateau_gap": "a limit T -> inf, not a value of a finite run; check drift.plateau_finite "
-                   "(avg_shadow_gap) instead (verify.worst estimates it by the last round of "
-                   "round_avg_gap on a run started at x*)",
-    "avg_grad_norm2_h": "the gradient of FedAU's reweighted objective h is not recorded "
-                        "(verify.checks.weight_error_descent judges it on runs)",
-    "neighbour_avg_deviation": "the beta algorithm's neighbour averages are not recorded",
-    "perturbed_divergence": "the beta algorithm's perturbed points are not recorded",
-    "local_drift": "FedAU's local drift is not recorded",
-    "one_round_descent": "an expected one-round descent (conditional expectation; "
-                         "verify.checks.weight_error_descent judges it from fixed states)",
-    "contraction_factor": "a factor of a theorem at its own step size, not a value of one "
-                          "run (verify.checks.contraction fits the gap's per-round rate, a "
-                          "claim with a confidence interval)",
+    "plateau_gap": "a limit T -> inf, not a value of a finite run (judged by "
+                   "verify.falsify.plateau_route: the exact limit round of FedAvg on quadratic "
+                   "clients, one linear solve; drift.plateau_finite checks avg_shadow_gap)",
+    "contraction_factor": "a factor of a theorem at its own step size, an upper bound on the "
+                          "lemma's kappa, not a value of a general run (the distance ratio of "
+                          "heterogeneous clients tends to 1 near the floor); verify.falsify."
+                          "kappa_route measures kappa on identical clients at the theorem's "
+                          "step, verify.checks.contraction fits the gap's per-round rate",
     "rounds_to_eps": "an iteration complexity (the T whose own step-size recipe reaches eps), "
-                     "not a quantity of one run",
+                     "not a quantity of one run (judged by verify.falsify.complexity_route: "
+                     "the theorem's quantity at T = ceil(T_eps) against the smallest eps the "
+                     "claim covers)",
     "inv_pi": "FedSoftMax's scores x_i are not recorded (verify.checks.skew_softmax rebuilds "
-              "them round by round)",
+              "them round by round; judged by verify.falsify.softmax_route on searched runs)",
     "reweighted_divergence_sq": "a supremum over x of gradient differences, not a run quantity "
-                                "(verify.checks.weight_error_reweighted computes it exactly)",
+                                "(verify.checks.weight_error_reweighted computes it exactly; "
+                                "judged by verify.falsify.reweighted_route at searched "
+                                "quadratics)",
     "f_combination": _POINTS, "tangent_value": _POINTS, "f_at_y": _POINTS,
-    "inner_product": "a property of vectors (verify.checks.drift_properties)",
-    **{n: _CONSTANT for n in ("speed_constant", "error_constant", "e_opt", "cutoff",
-                              "lemma_kappa", "interval_mean", "interval_var",
-                              "interval_factorial_moment", "interval_second_moment",
-                              "interval_bias_sq")},
+    "inner_product": "a property of vectors (verify.checks.drift_properties; judged by "
+                     "verify.falsify.points_route at searched vectors)",
+    **{n: _DEFINED for n in ("speed_constant", "error_constant")},
+    **{n: _CONSTANT + " (judged by verify.falsify.argmin_route: the root or minimiser of the "
+       "theorem's own expression, in mpmath)" for n in ("e_opt", "cutoff")},
+    "lemma_kappa": _CONSTANT + " (judged by verify.falsify.kappa_route: the exact coefficient "
+                   "measured by one round of toys.run on identical quadratic clients)",
+    **{n: _CONSTANT + " (judged by verify.falsify.interval_route: a moment of FedAU's "
+       "participation interval cut at K, an exact finite sum)"
+       for n in ("interval_mean", "interval_var", "interval_factorial_moment",
+                 "interval_second_moment", "interval_bias_sq")},
 }
 
 #: a left-hand side that names another quantity in a paper's notation, by the bound's
@@ -292,8 +351,8 @@ def get(name: str) -> Measure:
 def reason(name: str) -> str:
     """Why ``name`` is not measured (empty for a measured one).
 
-    >>> reason("plateau_gap")[:59]
-    'a limit T -> inf, not a value of a finite run; check drift.'
+    >>> reason("plateau_gap")[:45]
+    'a limit T -> inf, not a value of a finite run'
     """
     if name in _REGISTRY:
         return ""

@@ -94,3 +94,31 @@ def test_a_users_file_named_like_the_lock_is_refused_not_deleted(tmp_path):
     assert clean_temps(tmp_path) == [] and lock.read_text() == "mine"
     release_lock(lock)
     assert lock.read_text() == "mine"
+
+
+def test_a_dead_writers_whole_lock_temp_is_removed_a_partial_one_stays(tmp_path):
+    """A writer killed between writing its lock's temporary copy and renaming it leaves
+    ``.<lock><mark>...``: the next writer removes it when it is a whole lock of a dead writer
+    whose mark is in its name; an empty one (killed before writing) is not provably boundlab's."""
+    import json
+    import os
+
+    from boundlab._atomic import TMP_MARK
+    from boundlab._lock import LOCK, hold_lock, release_lock
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # a pid that is certainly gone
+    mark = f"{TMP_MARK}{pid}-0123456789abcdef-"
+    whole = tmp_path / f".{LOCK}{mark}x1y2.tmp"
+    whole.write_text(json.dumps({"format": "boundlab-lock/1", "pid": pid, "mark": mark}))
+    empty = tmp_path / f".{LOCK}{mark}z3w4.tmp"
+    empty.write_text("")
+    lie = tmp_path / f".{LOCK}{TMP_MARK}{pid}-ffffffffffffffff-q.tmp"  # another mark inside
+    lie.write_text(json.dumps({"format": "boundlab-lock/1", "pid": pid, "mark": mark}))
+    lock = hold_lock(tmp_path / LOCK)
+    try:
+        assert not whole.exists() and empty.exists() and lie.exists()
+    finally:
+        release_lock(lock)

@@ -134,6 +134,9 @@ class BetaPerturbed(LocalSteps):
         if count(mask) == 0:
             W = broadcast_rows(x, oracle.n_clients) if start is None else start
         else:
+            announce = getattr(observer, "perturbation", None)
+            if announce is not None:  # the perturbed points, for the observer's seed-003 rows
+                announce(self.beta, state)
             W = participants_update(oracle, x, self.round_lrs(round), rng, mask,
                                     self.batch_size, self.prox, self.beta, state, observer,
                                     W0=start)

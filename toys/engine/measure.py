@@ -20,24 +20,31 @@ import math
 import numpy as np
 from array_api_compat import device
 
-from .._array import array_namespace, item, sqnorm_rows, wdot, wsum
+from .._array import array_namespace, broadcast_rows, item, sqnorm_rows, wdot, wsum
+from ..algorithms.beta import perturbed
 from ..algorithms.weights import rho
 
 __all__ = ["EXTRA_STEPS", "N_ROWS", "N_STEP", "RI", "ROUND", "STATE", "STASH_BYTES", "Observer",
            "check_extra_steps", "grad_norms_at", "grad_values", "loss_values", "losses_at",
-           "pair_drift", "recorded_rows", "state_grads", "state_losses", "state_metrics",
-           "step_skew", "step_values", "zeta_obs"]
+           "pair_drift", "perturbed_values", "recorded_rows", "state_grads", "state_losses",
+           "state_metrics", "step_skew", "step_values", "zeta_obs"]
 
 # rows of the per-step buffer (the first N_STEP are the public ``Trace.steps`` arrays, in the
 # order of ``toys.engine.trace.STEP_FIELDS``; PAIR and DEV are recorded only when asked)
-SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM, PAIR, DEV = range(12)
-N_STEP, N_ROWS = 8, DEV + 1
-EXTRA_STEPS = {"pairwise_drift": PAIR, "local_deviation": DEV}
+SHADOW, RHO, DIST2, DMAX, DISC, G2, LR, GN, DMEAN, DSUM, PAIR, DEV, PERT, NBR = range(14)
+N_STEP, N_ROWS = 8, NBR + 1
+EXTRA_STEPS = {"pairwise_drift": PAIR, "local_deviation": DEV, "perturbed_divergence": PERT,
+               "neighbour_avg_deviation": NBR}
 """The per-step quantities a run records only when asked (``toys.run(extra_steps=...)``,
 ``toys.run_many(measure=...)``), name -> buffer row: ``pairwise_drift`` max over pairs of
-participants of ||x_i^(r,k) - x_j^(r,k)||^2 (DKR's d_k; N^2 d numbers a step) and
+participants of ||x_i^(r,k) - x_j^(r,k)||^2 (DKR's d_k; N^2 d numbers a step),
 ``local_deviation`` max over participants of ||x_i^(r,k) - x_r||^2 (BC's distance to the
-round's start model)."""
+round's start model) and, for seed 003's beta algorithm (a client piece that announces its
+perturbation, :meth:`Observer.perturbation`; NaN for any other piece),
+``perturbed_divergence`` max over participants of ||wbar_{r,k-1} - w~^i_{r,k-1}||^2 in column
+k-1, the perturbed point w~ = beta w + (1 - beta) u_i where step k takes its gradient (BC's
+Lemma B.2, k - 1 = 0..tau-1), and ``neighbour_avg_deviation`` max over all pairs of clients of
+||u_i - u_j||^2, the round's neighbour averages (BC's Lemma B.1; the same in every column)."""
 STATE = ("loss", "gap", "dist2", "grad_norm2", "grad_dissim")
 ROUND = ("rho_sync", "rho_star", "rho_min", "shadow_gap", "drift_max", "drift_mean",
          "drift_sum", "disc_max", "g2_max", "lr", "n_participants", "zeta_obs")
@@ -154,7 +161,8 @@ class Observer:
     ``first_grads`` is the gradient stack of step 0 (the full gradients at x for a full-batch
     piece), kept for the state metrics. ``with_grads`` (record="step"): also ||grad F||^2 at
     each virtual average (:func:`grad_norms_at`, tau gradient evaluations a round). ``extra``:
-    the rows of :data:`EXTRA_STEPS` also measured (``start``: the round's server model x_r).
+    the rows of :data:`EXTRA_STEPS` also measured (``start``: the round's server model x_r;
+    the beta algorithm's rows need its :meth:`perturbation`).
     """
 
     def __init__(self, ctx, B, a_v, mask, n_part, with_losses, with_grads=False,
@@ -167,6 +175,13 @@ class Observer:
         self.Ws = self.Gs = self.first_grads = None
         self.segments = []  # the shadow points (k0, k1, wbar), evaluated in a batch
         self._stashed = 0
+        self.pert = self._prev = None  # (beta, U) of the beta piece; the last iterates seen
+
+    def perturbation(self, beta, U):
+        """Seed 003's beta piece announces its round (before the first step): the gradient of
+        every step is taken at beta W + (1 - beta) U, ``U`` (N, d) the neighbour averages,
+        fixed for the round. Read only by the rows PERT and NBR (:data:`EXTRA_STEPS`)."""
+        self.pert = (beta, U)
 
     def __call__(self, k, W, G, lr):
         xp = array_namespace(W)
@@ -196,7 +211,7 @@ class Observer:
     def _measure(self, k0, k1, Ws, Gs):
         ctx, B = self.ctx, self.B
         wbar, rows = step_values(self.a_v, Ws, Gs, self.mask, self.n_part, ctx.x_star,
-                                 self.rows, self.start)
+                                 self.rows, self.start, self._perturb(k0, Ws))
         for row, v in rows.items():
             B[row, k0:k1] = v
         if self.with_grads:
@@ -204,8 +219,19 @@ class Observer:
         if self.with_losses:  # the losses there: later, in a batch (toys.engine.settle)
             self.segments.append((k0, k1, wbar))
 
+    def _perturb(self, k0, Ws):
+        """``(beta, U, the iterates before each of the steps Ws)`` for the rows PERT / NBR
+        (None when neither is recorded or no perturbation was announced): the round's start
+        rows before step 0, then the previous step's iterates."""
+        if self.pert is None or self.rows is None or self.rows.isdisjoint((PERT, NBR)):
+            return None
+        xp = array_namespace(Ws)
+        first = broadcast_rows(self.start, Ws.shape[-2]) if k0 == 0 else self._prev
+        self._prev = Ws[-1]
+        return (*self.pert, xp.concat([first[None], Ws[:-1]], axis=0))
 
-def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None, start=None):
+
+def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None, start=None, perturb=None):
     """The per-step measurements after local steps: ``Ws``, ``Gs`` (..., N, d) the clients'
     iterates and gradients (leading axes: the steps of a round for :func:`toys.run`, the
     instances of a population for :func:`toys.run_many`), ``a_v`` (..., N) or (N,) the
@@ -215,7 +241,9 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None, start=None):
     (drift over the participants), DISC (sum_i a_i ||x_i - wbar||^2), G2 and DIST2, or only
     those of ``rows`` (a set of row ids; None: all but :data:`EXTRA_STEPS`, which are computed
     only when named: PAIR by :func:`pair_drift`, DEV the largest ||x_i - start||^2 over the
-    participants, ``start`` (..., d) the round's server models) — each by the same
+    participants, ``start`` (..., d) the round's server models; PERT and NBR, the beta
+    algorithm's, from ``perturb`` = (beta, U, the iterates before the steps) by
+    :func:`perturbed_values`, NaN without it) — each by the same
     expression, so a subset has the bits of the full computation. One implementation for both
     engines, written so that each step / instance gets the bits of its own products
     (:func:`toys._array.wsum`)."""
@@ -246,7 +274,38 @@ def step_values(a_v, Ws, Gs, mask, n_part, x_star, rows=None, start=None):
     if DEV in want:
         dv = sqnorm_rows(Ws - start[..., None, :])
         out[DEV] = xp.max(dv if mask is None else xp.where(mask, dv, 0.0), axis=-1)
+    if not want.isdisjoint((PERT, NBR)):
+        out.update(perturbed_values(a_v, mask, perturb, want, wbar))
     return wbar, out
+
+
+def perturbed_values(a_v, mask, perturb, want, like) -> dict:
+    """Seed 003's rows (``want``: PERT, NBR) from ``perturb`` = (beta, U (..., N, d), the
+    iterates before the steps (..., N, d)): PERT max over the participants of ||wbar -
+    (beta W + (1 - beta) U)||^2 at the iterates before each step (wbar their virtual average
+    with weights ``a_v``: the query point of BC's Lemma B.2), NBR max over all pairs of
+    clients of ||u_i - u_j||^2 (Lemma B.1; :func:`pair_drift` of U). ``perturb`` None (a piece
+    without a perturbation): NaN shaped as ``like`` without its last axis.
+
+    >>> import numpy as np
+    >>> W, U = np.array([[0.0], [2.0]]), np.array([[4.0], [0.0]])  # wbar 1, w~ = [2, 1]
+    >>> v = perturbed_values(np.array([0.5, 0.5]), None, (0.5, U, W), {PERT, NBR}, W[0])
+    >>> float(v[PERT]), float(v[NBR])
+    (1.0, 16.0)
+    """
+    xp = array_namespace(like)
+    if perturb is None:
+        nan = xp.zeros_like(like[..., 0]) + _NAN
+        return {r: nan for r in (PERT, NBR) if r in want}
+    beta, U, before = perturb
+    out = {}
+    if PERT in want:
+        wb = wsum(a_v, before)
+        dv = sqnorm_rows(perturbed(beta, before, U) - wb[..., None, :])
+        out[PERT] = xp.max(dv if mask is None else xp.where(mask, dv, 0.0), axis=-1)
+    if NBR in want:
+        out[NBR] = pair_drift(U, None) + xp.zeros_like(like[..., 0])
+    return out
 
 
 _STEP_ROWS = frozenset((DMAX, DSUM, DMEAN, DISC, G2, DIST2))

@@ -84,6 +84,8 @@ from .measure import (
     LR,
     N_ROWS,
     N_STEP,
+    NBR,
+    PERT,
     RHO,
     ROUND,
     SHADOW,
@@ -272,6 +274,21 @@ class _Steps:
         self.n_part = ctx.ops.asarray(mask_np.sum(axis=1).astype(float))
         self.buf = ctx.ops.full((ctx.B, N_ROWS, ctx.tau), math.nan)
         self.buf[:, LR] = ctx.ops.asarray(ctx.lrs[:, r * ctx.tau:(r + 1) * ctx.tau])
+        self.pert = self._prev = None  # the beta piece's (beta, U); the last iterates seen
+
+    def perturbation(self, beta, U):
+        """The beta piece's round (toys.run's :meth:`~toys.engine.measure.Observer.
+        perturbation`): U (B, N, d) the neighbour averages."""
+        self.pert = (beta, U)
+
+    def _perturb(self, k, W):
+        """(beta, U, the iterates before step k) when the beta rows are recorded, else None."""
+        rows = self.ctx.want.rows
+        if self.pert is None or rows is None or rows.isdisjoint((PERT, NBR)):
+            return None
+        first = broadcast_rows(self.x, W.shape[-2]) if k == 0 else self._prev
+        self._prev = W
+        return (*self.pert, first)
 
     def __call__(self, k, W, G, lr):
         ctx = self.ctx
@@ -284,7 +301,7 @@ class _Steps:
         mask = None if self.all else self.mask
         want = ctx.want
         wbar, rows = step_values(self.a_v, W, G, mask, self.n_part, ctx.x_star, want.rows,
-                                 self.x)
+                                 self.x, self._perturb(k, W))
         for row, v in rows.items():
             self.buf[:, row, k] = v
         rho = want.rho and ctx.F_star_i is not None

@@ -83,7 +83,8 @@ def run(problem, algorithm, *, rounds: int, seed: int, participation="full", x0=
         metric to ``Trace.metrics``, returning True (or ``info.stop()``) ends the run.
     extra_steps : sequence of str
         per-step quantities recorded on top of ``record="step"``'s (names of
-        :data:`toys.engine.measure.EXTRA_STEPS`: ``"pairwise_drift"``, ``"local_deviation"``),
+        :data:`toys.engine.measure.EXTRA_STEPS`: ``"pairwise_drift"``, ``"local_deviation"``,
+        and the beta algorithm's ``"perturbed_divergence"``, ``"neighbour_avg_deviation"``),
         as ``Trace.steps`` arrays of those names; none by default.
     checkpoint, checkpoint_every, resume : path, int, path
         save the complete engine state to ``checkpoint`` (atomically) every

@@ -26,7 +26,11 @@ Indexing. Round r = 0..R-1 moves the server model from x_r to x_{r+1}.
   k = 0, the average over k = 0..tau-1 and the rounds is what BC's E||grad f(w_hat_T)||^2
   bounds); with ``toys.run(..., extra_steps=...)`` also ``pairwise_drift`` max over pairs of
   participants of ||x_i^(r,k) - x_j^(r,k)||^2 (DKR's d_k) and ``local_deviation`` max over
-  participants of ||x_i^(r,k) - x_r||^2 (BC's distance to the round's start model).
+  participants of ||x_i^(r,k) - x_r||^2 (BC's distance to the round's start model), and for the
+  beta algorithm ``perturbed_divergence`` (column k-1: max over participants of ||wbar_{r,k-1}
+  - w~^i_{r,k-1}||^2 at the perturbed point where step k takes its gradient, BC's Lemma B.2)
+  and ``neighbour_avg_deviation`` (max over pairs of clients of ||u_i - u_j||^2, the round's
+  neighbour averages, BC's Lemma B.1; every column the same).
 
 The virtual/shadow average uses the round's alpha normalised over the participants (the BM
 virtual sequence; DKR's uniform shadow sequence when alpha = 1/M). Quantities that were not

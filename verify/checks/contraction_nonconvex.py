@@ -129,6 +129,7 @@ def _judge_corollary1(theorem4, tr):
         **{k: v for k, v in prm.items() if k != "E"}))
     G = prm["G"]
     raised = {**prm, "G": G * (e_opt / prm["E"]) ** 0.75} if e_opt >= prm["E"] else prm
+    raised = {**raised, "gamma": theorem4.setting["gamma"]}  # the step recipe (a precondition)
     note = (f"G raised from the run's {G:.4g} to {raised['G']:.4g} (a valid, larger bound), at "
             f"which E_opt = E = {prm['E']:g}; E_opt at the run's G is {e_opt:.4g}; the rest as "
             "contraction.beta_nc's row")

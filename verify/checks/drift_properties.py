@@ -69,29 +69,77 @@ def run_points(prob, rounds: int, tau: int, backend: str = "numpy", device=None)
     return np.array(pts), np.array(models)
 
 
+def client_rows(prob) -> tuple:
+    """``(losses, grads)`` of a toys problem for client points with batch axes: ``W`` (..., N,
+    d) -> (..., N) and (..., N, d) (client i of each row at its own point W[..., i, :])."""
+    def losses(W):
+        W = np.asarray(W, dtype=float)
+        flat = W.reshape(-1, *W.shape[-2:])
+        return np.array([prob.losses(w) for w in flat], dtype=float).reshape(W.shape[:-1])
+
+    def grads(W):
+        W = np.asarray(W, dtype=float)
+        flat = W.reshape(-1, *W.shape[-2:])
+        return np.array([prob.grads(w) for w in flat], dtype=float).reshape(W.shape)
+
+    return losses, grads
+
+
+def tangent_sides(losses, grads, x, y) -> dict:
+    """The numbers Properties 2.2 and 2.3 compare, for every client at the points ``x``, ``y``
+    (..., N, d): ``f_x``, ``f_y`` (= f_at_y), ``lin`` = <grad f(x), y - x>, ``tangent_value``
+    = f_x + lin and ``dist_xy`` = ||y - x||^2, each (..., N). ``losses``/``grads`` map client
+    points (..., N, d) to (..., N) / (..., N, d) (:func:`client_rows`, or a stacked family).
+
+    >>> sq = (lambda W: 0.5 * np.sum(W**2, -1), lambda W: W)  # f = ||x||^2/2, one client
+    >>> s = tangent_sides(*sq, np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]]))
+    >>> float(s["tangent_value"][0]), float(s["f_at_y"][0]), float(s["dist_xy"][0])
+    (-0.5, 2.0, 5.0)
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    f_x, f_y = losses(x), losses(y)
+    lin = np.sum(grads(x) * (y - x), axis=-1)
+    return {"f_x": f_x, "f_y": f_y, "f_at_y": f_y, "lin": lin, "tangent_value": f_x + lin,
+            "dist_xy": np.sum((y - x) ** 2, axis=-1)}
+
+
+def f_combination(losses, x, y, lam):
+    """f(lam x + (1 - lam) y) for every client (Property 2.1's left side): points (..., N, d),
+    ``lam`` broadcast against their batch axes (...)."""
+    lm = np.asarray(lam, dtype=float)[..., None, None]
+    return losses(lm * np.asarray(x, dtype=float) + (1 - lm) * np.asarray(y, dtype=float))
+
+
+def young_sides(a, b) -> dict:
+    """Property 2.5's numbers for vectors a, b (..., d): ``inner_product`` <a, b>, ``a_sq``,
+    ``b_sq``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return {"inner_product": np.sum(a * b, axis=-1), "a_sq": np.sum(a * a, axis=-1),
+            "b_sq": np.sum(b * b, axis=-1)}
+
+
 def comparisons(prob, pts: np.ndarray, L: float) -> dict:
     """Every comparison of Properties 2.1-2.3 at the points: {bound id: (measured, params)} as
     arrays over (pair, client[, lam]); pairs are ordered pairs of distinct points."""
-    P = len(pts)
-    f = np.array([prob.losses(p) for p in pts], dtype=float)  # (P, N)
-    g = np.array([prob.grads(p) for p in pts], dtype=float)  # (P, N, d)
+    P, N = len(pts), prob.n_clients
     ij = [(i, j) for i in range(P) for j in range(P)
           if i != j and np.linalg.norm(pts[i] - pts[j]) > 0]
     a, b = np.array([i for i, _ in ij]), np.array([j for _, j in ij])
-    diff = pts[b] - pts[a]  # y - x, (Q, d)
-    lin = np.einsum("qnd,qd->qn", g[a], diff)  # <grad F_i(x), y - x>
-    dist = np.sum(diff**2, axis=1)[:, None] * np.ones_like(lin)
+    losses, grads = client_rows(prob)
+    X = np.repeat(pts[a][:, None, :], N, axis=1)  # (Q, N, d)
+    Y = np.repeat(pts[b][:, None, :], N, axis=1)
+    s = tangent_sides(losses, grads, X, Y)
     lam = np.array(LAMS)
-    comb = np.array([[prob.losses(lm * pts[i] + (1 - lm) * pts[j]) for lm in lam]
-                     for i, j in ij], dtype=float)  # (Q, K, N)
     K = len(lam)
+    comb = f_combination(losses, X[:, None], Y[:, None], lam[None, :])  # (Q, K, N)
     return {
         "drift.convexity": (comb, {"lam": np.broadcast_to(lam[None, :, None], comb.shape),
-                                   "f_x": np.repeat(f[a][:, None, :], K, axis=1),
-                                   "f_y": np.repeat(f[b][:, None, :], K, axis=1)}),
-        "drift.first_order_convexity": (f[a] + lin, {"f_y": f[b]}),
-        "drift.smoothness": (f[b], {"f_x": f[a], "lin": lin, "L": np.full_like(lin, L),
-                                    "dist_xy": dist}),
+                                   "f_x": np.repeat(s["f_x"][:, None, :], K, axis=1),
+                                   "f_y": np.repeat(s["f_y"][:, None, :], K, axis=1)}),
+        "drift.first_order_convexity": (s["tangent_value"], {"f_y": s["f_y"]}),
+        "drift.smoothness": (s["f_y"], {"f_x": s["f_x"], "lin": s["lin"],
+                                        "L": np.full_like(s["lin"], L),
+                                        "dist_xy": s["dist_xy"]}),
     }
 
 
@@ -141,19 +189,20 @@ def drift_properties(ctx) -> list:
         young = boundlab.get("drift.young")
         a, b = young_vectors(prob, models)
         lam = np.array(YOUNG_LAMS)[:, None]
-        inner = np.broadcast_to(np.sum(a * b, axis=1)[None], (len(lam), len(a)))
+        ys = young_sides(a, b)
+        inner = np.broadcast_to(ys["inner_product"][None], (len(lam), len(a)))
         prm = {"lam_young": np.broadcast_to(lam, inner.shape),
-               "a_sq": np.broadcast_to(np.sum(a * a, axis=1)[None], inner.shape),
-               "b_sq": np.broadcast_to(np.sum(b * b, axis=1)[None], inner.shape)}
+               "a_sq": np.broadcast_to(ys["a_sq"][None], inner.shape),
+               "b_sq": np.broadcast_to(ys["b_sq"][None], inner.shape)}
         m, p, n = _worst(young, inner, prm)
         out.append(judge(young, [m], p, case="worst comparison", note=(
             f"largest ratio of {n} comparisons: a = grad F_i(x_t) - grad F(x_t), b = x_t - x*, "
             f"t = 0..{rounds}, lam in {[round(v, 4) for v in YOUNG_LAMS]}"), **kw))
         i = int(np.argmax(np.sum(a * a, axis=1)))
         lm = YOUNG_LAMS[0]
-        a_i, b_i = a[i], lm**2 * a[i]
-        out.append(judge(young, [float(a_i @ b_i)],
-                         {"lam_young": lm, "a_sq": float(a_i @ a_i), "b_sq": float(b_i @ b_i)},
+        eq = young_sides(a[i], lm**2 * a[i])
+        out.append(judge(young, [float(eq["inner_product"])],
+                         {"lam_young": lm, "a_sq": float(eq["a_sq"]), "b_sq": float(eq["b_sq"])},
                          case="b = lam^2 a (equality)", note=(
                              "a = the largest client gradient dissimilarity of the run, lam = "
                              "sqrt(2 eta): <a, b> = (lam^2/2)||a||^2 + ||b||^2/(2 lam^2)"), **kw))

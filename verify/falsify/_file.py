@@ -16,10 +16,11 @@ named functions: nothing is evaluated) and must give back the saved ``srepr`` di
 
 from __future__ import annotations
 
-import ast
 import math
 
 from boundlab.errors import IntegrityError
+
+from ._expr_text import parse as _parse
 
 __all__ = ["KIND", "MAX_BYTES", "document", "load", "bound_record"]
 
@@ -27,8 +28,7 @@ KIND = "boundlab falsification"
 MAX_BYTES = 16 * 1024 ** 2
 _MAX_EXPR = 20000
 _MAX_ROUNDS, _MAX_STEPS, _MAX_CLIENTS, _MAX_DIM, _MAX_Z = 10 ** 4, 10 ** 4, 1000, 100, 10 ** 6
-_FUNCS = ("sqrt", "exp", "log", "Max", "Min", "Abs", "floor", "ceiling", "sin", "cos", "tanh")
-_SPECIAL = ("worst.quadratic", "pep-interpolation", "fedau.weight_error")
+_SPECIAL = ("worst.quadratic", "pep-interpolation")  # and the routes' families (routes.py)
 
 
 def bound_record(bound) -> dict:
@@ -101,9 +101,15 @@ def _validate(doc, path) -> None:
             for k in ("params", "extra_params")):
         raise IntegrityError(path, "bound.expr", f"at most {_MAX_EXPR} characters and "
                              "lists of parameter names")
+    sym = s.get("symbols") if isinstance(s, dict) else None
     if not isinstance(s, dict) or not all(isinstance(v, (str, int, float)) or v is None
-                                          for v in s.values()):
-        raise IntegrityError(path, "setting", "an object of names and numbers")
+                                          for k, v in s.items() if k != "symbols") or not (
+            sym is None or isinstance(sym, dict) and len(sym) <= 64 and all(
+                isinstance(k, str) and (v is None or isinstance(v, str)) and
+                len(k) + len(v or "") <= 200
+                for k, v in sym.items())):
+        raise IntegrityError(path, "setting", "an object of names and numbers (symbols: of "
+                             "names)")
     if inst is None:
         return
     if not isinstance(inst, dict) or not isinstance(inst.get("run"), dict) or \
@@ -117,8 +123,9 @@ def _validate(doc, path) -> None:
 
 def _validate_run(inst, path) -> None:
     from .families import family_names
+    from .routes import families
 
-    if inst.get("family") not in (*family_names(), *_SPECIAL):
+    if inst.get("family") not in (*family_names(), *_SPECIAL, *families()):
         raise IntegrityError(path, "instance.family", "a search family name")
     run, data = inst["run"], inst["data"]
     limits = {"rounds": _MAX_ROUNDS, "local_steps": _MAX_STEPS}
@@ -127,7 +134,9 @@ def _validate_run(inst, path) -> None:
         if k in run and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi):
             raise IntegrityError(path, f"instance.run.{k}", f"an integer in 1..{hi}")
     spec = data.get("spec")
-    if inst["family"] in _SPECIAL:
+    from .routes import families
+
+    if inst["family"] in (*_SPECIAL, *families()):
         return
     if not isinstance(spec, dict) or not isinstance(data.get("z"), list) or \
             len(data["z"]) > _MAX_Z or not all(isinstance(v, (int, float)) and
@@ -139,41 +148,6 @@ def _validate_run(inst, path) -> None:
             and 1 <= d <= _MAX_DIM):
         raise IntegrityError(path, "instance.data.spec", f"n_clients in 1..{_MAX_CLIENTS}, "
                              f"dim in 1..{_MAX_DIM}")
-
-
-def _parse(text, names, path):
-    """A sympy expression from ``text`` by the whitelist grammar (nothing is evaluated)."""
-    import sympy as sp
-
-    from boundlab.symbols import sym
-
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise IntegrityError(path, "bound.expr", "an expression", "it does not parse") from exc
-    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-           ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
-           ast.Pow: lambda a, b: a ** b}
-    consts = {"pi": sp.pi, "E": sp.E}
-
-    def build(node):
-        if isinstance(node, ast.BinOp) and type(node.op) in ops:
-            return ops[type(node.op)](build(node.left), build(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = build(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return sp.Integer(node.value) if isinstance(node.value, int) else \
-                sp.Float(repr(node.value))
-        if isinstance(node, ast.Name) and (node.id in names or node.id in consts):
-            return consts[node.id] if node.id in consts else sym(node.id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in _FUNCS and not node.keywords:
-            return getattr(sp, node.func.id)(*[build(a) for a in node.args])
-        raise IntegrityError(path, "bound.expr", "numbers, the bound's parameters, + - * / ** "
-                             f"and {', '.join(_FUNCS)}", f"it holds {type(node).__name__}")
-
-    return build(tree.body)
 
 
 def _bound(rec, path):
@@ -221,7 +195,10 @@ def _result(doc, bound, path, types):
     inst = doc.get("instance")
     if inst is None:
         return res
-    plan = None if inst["family"] in _SPECIAL and inst["family"] != "pep-interpolation" else \
+    from .routes import families
+
+    routed = inst["family"] in (*_SPECIAL, *families())
+    plan = None if routed and inst["family"] != "pep-interpolation" else \
         _plan(bound, res.setting, inst["data"], path)
     res.instance = Instance(doc["bound_id"], inst["family"], inst["data"], inst["run"],
                             _num(inst.get("ratio")), _num(inst.get("lhs")),
@@ -237,7 +214,8 @@ def _plan(bound, setting, data, path):
     from .families import Spec
     from .plan import NotApplicable, make_plan
 
-    how = {k: setting.get(k) for k in ("algorithm", "function_class", "participation")}
+    how = {k: setting.get(k) for k in ("algorithm", "function_class", "participation",
+                                       "symbols")}
     rest = {k: v for k, v in setting.items() if k not in how and v is not None}
     try:
         plan = make_plan(bound, rest, **how)

@@ -3,14 +3,16 @@ mpmath on the built problem's own float64 arrays (exact inputs), at a given work
 
 What it covers: gradient descent and FedAvg (every client every round, exact gradients, one
 step per instance or the plan's schedule), on quadratic clients (``toys.Quadratic``: A_i, c_i,
-b_i), ridge sums (:class:`verify.falsify.families._ridge.RidgeSum`, Huber or softplus profile)
-and their tilted versions (:class:`verify.falsify.families.tilt.TiltedProblem`). The optimum
+b_i), ridge sums (:class:`verify.falsify.families._ridge.RidgeSum`, Huber or softplus profile),
+binary logistic regression (``toys.Logistic``: X, y, row weights, offsets, l2) and their
+tilted versions (:class:`verify.falsify.families.tilt.TiltedProblem`). The optimum
 x* is re-solved by Newton's method at the working precision from the float64 one. Anything else
 raises :class:`Unsupported` (the verdict is then certified in float64 only).
 
 :func:`replay` returns the run's quantities as lists of ``mpf`` in the indexing of
 :func:`verify.falsify.population.quantities` (``gap``, ``dist2``, ``grad_norm2``, ``loss`` per
-state; ``shadow_gap``, ``g2_max``, ``lr`` per round).
+state; ``shadow_gap``, ``g2_max``, ``lr`` per round, and the clients' drift from the average
+``drift_max``, ``drift_sum``, ``disc_max`` as ``toys.Trace`` defines them).
 """
 
 from __future__ import annotations
@@ -60,12 +62,33 @@ class _Clients:
             self.rb, self.w = [_vec(v) for v in arr["b"]], [_vec(v) for v in arr["w"]]
             self.delta, self.c = [_vec(v) for v in arr["delta"]], [_vec(v) for v in arr["c"]]
             self.mu = mpmath.mpf(float(arr["mu"]))
+        elif getattr(prob, "kind", "") == "logistic" and hasattr(prob, "row_w"):
+            self._logistic(prob)
+            return
         else:
             raise Unsupported(f"no high-precision form of a {type(prob).__name__} problem")
         self.d = len(self.c[0])
 
+    def _logistic(self, prob):
+        """Binary logistic clients: sum_k w_k (softplus(z_k) - y_k z_k) + l2/2 ||x||^2, z_k =
+        X_k x + offset_k (toys.Logistic's loss; padded rows have weight 0 and are dropped)."""
+        self.kind, self.l2 = "logistic", mpmath.mpf(float(prob.l2))
+        self.rows = []
+        for i in range(prob.n_clients):
+            keep = [k for k in range(prob.X.shape[1]) if prob.mask[i, k]]
+            self.rows.append([(_vec(prob.X[i, k]), mpmath.mpf(float(prob.y[i, k])),
+                               mpmath.mpf(float(prob.row_w[i, k])),
+                               mpmath.mpf(float(prob.offset[i, k]))) for k in keep])
+        self.d = prob.X.shape[2]
+
+    def _z(self, i, x):
+        return [(_dot(xk, x) + off, yk, wk) for xk, yk, wk, off in self.rows[i]]
+
     def loss(self, i, x):
-        if self.kind == "quadratic":
+        if self.kind == "logistic":
+            v = mpmath.fsum(wk * (mpmath.log1p(mpmath.exp(z)) - yk * z)
+                            for z, yk, wk in self._z(i, x)) + self.l2 / 2 * _dot(x, x)
+        elif self.kind == "quadratic":
             y = [xk - ck for xk, ck in zip(x, self.c[i])]
             v = _dot(y, [_dot(row, y) for row in self.A[i]]) / 2 + self.b[i]
         else:
@@ -82,7 +105,12 @@ class _Clients:
         return dl * dl * mpmath.log(mpmath.cosh(s / dl))
 
     def grad(self, i, x):
-        if self.kind == "quadratic":
+        if self.kind == "logistic":
+            g = [self.l2 * xk for xk in x]
+            for (xk, _, _, _), (z, yk, wk) in zip(self.rows[i], self._z(i, x)):
+                r = wk * (1 / (1 + mpmath.exp(-z)) - yk)
+                g = [gj + r * aj for gj, aj in zip(g, xk)]
+        elif self.kind == "quadratic":
             y = [xk - ck for xk, ck in zip(x, self.c[i])]
             g = [_dot(row, y) for row in self.A[i]]
         else:
@@ -99,6 +127,12 @@ class _Clients:
         d = self.d
         if self.kind == "quadratic":
             return mpmath.matrix(self.A[i])
+        if self.kind == "logistic":
+            H = mpmath.eye(d) * self.l2
+            for (xk, _, _, _), (z, _, wk) in zip(self.rows[i], self._z(i, x)):
+                s = 1 / (1 + mpmath.exp(-z))
+                H += wk * s * (1 - s) * mpmath.matrix(xk) * mpmath.matrix(xk).T
+            return H
         H = mpmath.eye(d) * self.mu
         for aj, bj, wj, dj in zip(self.a[i], self.rb[i], self.w[i], self.delta[i]):
             s = _dot(aj, x) - bj
@@ -141,7 +175,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
     x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
-                                        "g2_max", "lr")}
+                                        "g2_max", "lr", "drift_max", "drift_sum", "disc_max")}
     for r in range(T + 1):
         _state(cl, x, xs, Fs, out)
         if r == T:
@@ -166,15 +200,23 @@ def _round(cl, x, Fs, lrs, out):
     N = len(cl.p)
     W = [list(x) for _ in range(N)]
     shadow, g2 = mpmath.mpf(0), mpmath.mpf(0)
+    dmax, dsum, disc = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
     xbar = x
-    for lr in lrs:
+    for k, lr in enumerate(lrs):
         G = [cl.grad(i, W[i]) for i in range(N)]
         g2 = max(g2, max(_dot(g, g) for g in G))
         W = [[w - lr * g for w, g in zip(W[i], G[i])] for i in range(N)]
-        xbar = [xk + mpmath.fsum(pi * (W[i][k] - xk) for i, pi in enumerate(cl.p))
-                for k, xk in enumerate(x)]
+        xbar = [xk + mpmath.fsum(pi * (W[i][j] - xk) for i, pi in enumerate(cl.p))
+                for j, xk in enumerate(x)]
         shadow += cl.F(xbar) - Fs
+        dn = [mpmath.fsum((a - b) ** 2 for a, b in zip(W[i], xbar)) for i in range(N)]
+        dmax, disc = max(dmax, max(dn)), max(disc, mpmath.fsum(p * v for p, v in zip(cl.p, dn)))
+        if k < len(lrs) - 1:  # k = 1..tau-1 (DKR Lemma 2.2)
+            dsum += mpmath.fsum(dn)
     out["shadow_gap"].append(shadow / len(lrs))
     out["g2_max"].append(g2)
     out["lr"].append(lrs[0])
+    out["drift_max"].append(dmax)
+    out["drift_sum"].append(dsum)
+    out["disc_max"].append(disc)
     return xbar

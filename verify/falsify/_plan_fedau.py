@@ -15,13 +15,14 @@ __all__ = ["plan_fields"]
 
 
 def plan_fields(s: dict, spec, names: set, zeta_default: float, participation, given,
-                bound_id) -> dict:
+                bound_id, lhs: str = "avg_grad_norm2") -> dict:
     """What :func:`verify.falsify.plan.make_plan` builds a FedAU plan from (keyword arguments
     of :class:`~verify.falsify.plan.Plan` beyond the bound and its class), popping the
     setting ``s``; NotApplicable with the reason when a parameter cannot be given (``given``:
-    the names the plan gives every bound)."""
+    the names the plan gives every bound; ``lhs`` the bound's left-hand side)."""
     import dataclasses
 
+    from . import fedau_lhs
     from ._plan_parts import LOCAL_NAMES, NotApplicable, step_of
 
     if participation not in (None, "full", "bernoulli"):
@@ -42,7 +43,8 @@ def plan_fields(s: dict, spec, names: set, zeta_default: float, participation, g
     if G and spec.mu > 0:
         raise NotApplicable("G / PsiG bound ||grad f(x)|| for all x (A5 option 2): a strongly "
                             "convex f has unbounded gradients")
-    notes = _notes(spec, zeta, G, K)
+    reg = fedau_lhs.regime(lhs, names)
+    notes = _notes(spec, zeta, G, K) + _lhs_notes(lhs, reg)
     if "T" in s:
         T_grid = (int(s.pop("T")),)
         if spec.n_clients * (T_grid[0] - 1) > MAX_PATH_BITS:
@@ -51,16 +53,24 @@ def plan_fields(s: dict, spec, names: set, zeta_default: float, participation, g
                                 f"most 2^{MAX_PATH_BITS}")
     else:
         T_grid = t_grid(spec.n_clients)
+    if lhs == "one_round_descent":  # the rounds t <= T - 2 (round T - 1 is not enumerated)
+        T_grid = tuple(T for T in T_grid if T >= 2)
+        if not T_grid:
+            raise NotApplicable("one_round_descent: E_t f(x_{t+1}) is enumerated for t <= "
+                                "T - 2; give T >= 2")
     tau_names = [k for k in LOCAL_NAMES if k in s]
     tau_grid = (int(s.pop(tau_names[0])),) if tau_names else (1, 2, 5)
     step_name, step_fixed, step_notes, step_given = step_of(names - {"eta"}, s, spec.L)
     if step_name is None and not step_given:
         raise NotApplicable("FedAU's local step gamma is not a parameter of the bound")
     grid = ({"K": float(K)},) if K is not None else tuple({"K": k} for k in K_GRID)
-    measured = tuple(k for k in MEASURED if k in names)
+    if reg == "known":  # omega = 1/p_n: Algorithm 2's cutoff plays no part
+        grid = ({"K": float("inf")},)
+    measured = tuple(k for k in MEASURED if k in names) + fedau_lhs.measured(lhs, names)
     fixed = {k: float(v) for k, v in s.items() if k in names}
     fixed.update({step_name or "gamma": step_fixed} if step_given else {})
-    missing = sorted(names - set(given) - {"delta"} - set(measured) - set(fixed))
+    missing = sorted(names - set(given) - {"delta"} - set(measured) - set(fixed)
+                     - set(_gives(lhs)))
     if missing:
         raise NotApplicable(f"parameter(s) {', '.join(missing)} of {bound_id} are not measured "
                             "by falsify for algorithm=fedau: give them as name=value")
@@ -68,6 +78,30 @@ def plan_fields(s: dict, spec, names: set, zeta_default: float, participation, g
             "tau_grid": tau_grid, "step_name": step_name, "step_fixed": step_fixed,
             "notes": tuple(notes + step_notes), "hyper_grid": grid, "measured": measured,
             "step_given": step_given, "fixed": fixed}
+
+
+def _gives(lhs: str) -> tuple:
+    """The per-round parameters the measure of ``lhs`` gives (none for an unknown name)."""
+    from .. import measures
+
+    return measures.get(lhs).gives if lhs in measures.names() else ()
+
+
+def _lhs_notes(lhs: str, reg: str) -> list:
+    """What the search runs for FedAU's other left-hand sides (:mod:`~.fedau_lhs`)."""
+    notes = {"h": "Theorem B.4.1: Algorithm 1 with constant omega_n = E[S_n] (cutoff K: 1 -> "
+                  "omega = 1, inf -> 1/p_n); h, P, Q, deltat exact (quadratics: one Hessian), "
+                  "H = h(x0) - h*; the run on the quadratic weighted phi_n = omega_n p_n / P",
+             "known": "equiprobable sampling: p_n = S/N, S = S_sampled searched in 1..N, "
+                      "omega_n = 1/p_n (W = 0)"}
+    out = [notes[reg]] if reg in notes else []
+    if lhs == "one_round_descent":
+        out.append("E_t f(x_{t+1}) - f(x_t) exact over round t's 2^N outcomes, at every state "
+                   "(t <= T - 2, path prefix); judged where it is > 0 (a ratio)")
+    if lhs == "local_drift":
+        out.append("local drift: max over participants and local steps of ||y - x_t||^2 at "
+                   "every state and path; f~ = f, deltat = delta (the tilts)")
+    return out
 
 
 def _pop_delta(s, default):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import algorithms as _algorithms
-from ._keys import ROUND_KEYS, STATE_KEYS
+from ._keys import FEDAU_PATH_KEYS, ROUND_KEYS, STATE_KEYS
 
 __all__ = ["NotApplicable", "POPULATION_ARRAYS", "check_population_measures", "unit_skew",
            "ALPHA_IS_P", "P_SKEWS",
@@ -34,7 +34,8 @@ class NotApplicable(Exception):
 #: :mod:`verify.measures` would come from one ``toys.run`` trace only
 POPULATION_ARRAYS = (*STATE_KEYS, *ROUND_KEYS, "kappa_min", "kappa_max", "grad_norm2_virtual",
                      "rho_max", "step_dist2", "step_lr", "step_pairwise_drift",
-                     "step_local_deviation")
+                     "step_local_deviation", "step_perturbed_divergence",
+                     "step_neighbour_avg_deviation")
 
 
 #: algorithms that aggregate with the clients' weights (alpha = p under full participation):
@@ -59,9 +60,10 @@ def unit_skew(algo: str, names, participation, given) -> tuple:
                   "every round), so rho(t, w) = 1 at every point (BM)"] if out else [])
 
 
-def check_population_measures(lhs: str) -> None:
+def check_population_measures(lhs: str, algorithm: str | None = None) -> None:
     """NotApplicable when the registry's measure of ``lhs`` reads a run array a population
-    run does not record (verify.check still measures it on a ``toys.run``).
+    run does not record (verify.check still measures it on a ``toys.run``); FedAU's path
+    search (``algorithm="fedau"``) also gives :data:`~verify.falsify._keys.FEDAU_PATH_KEYS`.
 
     >>> check_population_measures("final_gap")
     >>> check_population_measures("rho")  # rho_max: a record="step" population's skews
@@ -69,7 +71,8 @@ def check_population_measures(lhs: str) -> None:
     from .. import measures
 
     m = measures.get(lhs)
-    missing = [k for k in m.needs if k not in POPULATION_ARRAYS]
+    known = POPULATION_ARRAYS + (FEDAU_PATH_KEYS if algorithm == "fedau" else ())
+    missing = [k for k in m.needs if k not in known]
     if missing:
         raise NotApplicable(f"lhs {lhs!r} needs the run array(s) {', '.join(missing)}, which "
                             "the search's population runs do not record: verify.check "
@@ -91,6 +94,58 @@ def step_of(names, s: dict, L: float):
         return None, 1.0 / L, [f"step size 1/L = {1.0 / L:g} (the bound names none; pass "
                                "eta=)"], False
     return None, step_fixed, [], True
+
+
+#: a bound's symbol that is the shift gamma of BM's schedule eta_t = 1/(mu (t + gamma)), not
+#: a step size: its metadata's ``symbols`` map it to this role (``boundlab.register(...,
+#: symbols={"gamma": "lr_shift"})``; BM's corollaries in the catalogue)
+SHIFT_ROLE = "lr_shift"
+
+
+def roles(bound, symbols=None) -> dict:
+    """What the bound's symbols mean on a run (its metadata's ``symbols``, see
+    :func:`boundlab.register`), or ``symbols`` for a Bound object that is not registered; a
+    registered bound given other ``symbols`` is a DomainError."""
+    import boundlab
+    from boundlab.errors import DomainError
+
+    try:
+        meta = dict(boundlab.registry.meta(bound.id).get("symbols", {}) or {})
+    except Exception:  # noqa: BLE001 - a Bound object that is not registered: no roles
+        meta = None
+    if symbols is None:
+        return meta or {}
+    if not isinstance(symbols, dict) or not all(isinstance(k, str) and (v is None or isinstance(
+            v, str)) for k, v in symbols.items()):
+        raise DomainError("symbols", symbols, "a dict of parameter name -> run meaning (str "
+                          "or None)")
+    if meta and meta != symbols:
+        raise DomainError("symbols", symbols, f"{meta!r}, the ones {bound.id} is declared with")
+    return dict(symbols)
+
+
+def shift_name(bound, symbols=None):
+    """The step-named symbol of ``bound`` that :func:`roles` reads as BM's schedule shift
+    (:data:`SHIFT_ROLE`), or None."""
+    table = roles(bound, symbols)
+    names = set(bound.params) | set(bound.extra_params)
+    found = [k for k in STEP_NAMES if table.get(k) == SHIFT_ROLE and k in names]
+    return found[0] if found else None
+
+
+def shift_range(plan, T, tau) -> tuple:
+    """(lo, hi) of BM's shift gamma: lo the smallest value the preconditions allow (the
+    largest of their lower bounds ``gamma >= ...`` at the run's scalars), hi = 20 lo (steps
+    20x smaller). NotApplicable when no such gamma is feasible."""
+    sides = step_sides(plan, T, tau)
+    lo = max(sides) if sides else 1.0
+    for _ in range(8):  # a lower bound that is not the binding one: move up
+        if feasible(plan, T, tau, lo):
+            return lo, 20.0 * lo
+        lo *= 2.0
+    raise NotApplicable(f"no shift {plan.step_name} >= {max(sides) if sides else 1.0:.6g} of "
+                        f"BM's schedule 1/(mu (t + {plan.step_name})) satisfies the "
+                        f"preconditions of {plan.bound.id} at T={T}, tau={tau}")
 
 
 def check_no_pinned_setting(bound) -> None:
@@ -255,15 +310,9 @@ def check_loss_weights(algo, fclass, spec) -> None:
                             f"{fclass}{' with zeta held fixed' if spec.zeta is not None else ''}")
 
 
-def t_iterations(bound) -> bool:
-    """Whether the bound's metadata reads its T as SGD iterations (rounds x local steps)."""
-    import boundlab
-
-    try:
-        return boundlab.registry.meta(bound.id).get("symbols", {}).get("T") == \
-            "rounds*local_steps"
-    except Exception:  # noqa: BLE001 - a Bound object that is not registered: rounds
-        return False
+def t_iterations(bound, symbols=None) -> bool:
+    """Whether the bound's T counts SGD iterations (rounds x local steps, :func:`roles`)."""
+    return roles(bound, symbols).get("T") == "rounds*local_steps"
 
 
 def feasible(plan, T, tau, eta) -> bool:

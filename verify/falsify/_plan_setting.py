@@ -12,8 +12,8 @@ from ._plan_parts import NotApplicable, check_no_pinned_setting, check_populatio
 from .algorithms import ALGORITHMS
 from .families.registry import CLASSES, Spec
 
-__all__ = ["SCALE_FACTORS", "ZETA_DEFAULT", "HETEROGENEITY", "scales", "declared", "spec_of",
-           "heterogeneity"]
+__all__ = ["SCALE_FACTORS", "ZETA_DEFAULT", "HETEROGENEITY", "scales", "declared",
+           "check_declared", "spec_of", "heterogeneity"]
 
 #: the (L, D) scale factors searched when the setting leaves L (and the step) or D free
 SCALE_FACTORS = (1.0, 0.1, 10.0)
@@ -38,9 +38,9 @@ def scales(setting: dict, step_given: bool) -> tuple:
     return tuple((a, b) for a in lf for b in df)
 
 
-def declared(bound, algorithm, function_class):
-    """``(algorithm, function class)`` of ``bound`` from its metadata (or the arguments for an
-    unregistered Bound); NotApplicable when falsify cannot run it."""
+def check_declared(bound, algorithm, function_class) -> dict:
+    """The metadata of ``bound`` ({} for a Bound object that is not registered); a DomainError
+    when ``algorithm`` or ``function_class`` contradicts what it is declared with."""
     import boundlab
     from boundlab.errors import DomainError, UnknownNameError
 
@@ -52,22 +52,29 @@ def declared(bound, algorithm, function_class):
         if given is not None and meta.get(name) not in (None, given):
             raise DomainError(name, given, f"{meta[name]!r}, the one {bound.id} is "
                                            "declared with")
+    return meta
+
+
+def declared(bound, algorithm, function_class):
+    """``(algorithm, function class)`` of ``bound`` from its metadata (or the arguments for an
+    unregistered Bound); NotApplicable when falsify cannot run it."""
+    meta = check_declared(bound, algorithm, function_class)
     algo = meta.get("algorithm") or algorithm
     fclass = meta.get("function_class") or function_class
+    from .. import measures
+    from .routes import route_for
+
+    route = route_for(bound)
+    if route is not None:  # not a run: verify.falsify sends it to its route
+        raise NotApplicable(f"lhs {bound.lhs!r} is judged by {route.__name__} "
+                            "(verify.falsify routes it there), not by a planned run")
     if bound.kind != "upper":
         raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
-    from .. import measures
-    from ._keys import WEIGHT_ERROR_LHS as WEIGHT_ERROR
-
-    if bound.lhs in WEIGHT_ERROR:  # exact expectations, no run: verify.falsify searches them
-        raise NotApplicable(f"lhs {bound.lhs!r} is an expectation over the participation "
-                            "paths, judged exactly by verify.falsify.weight_error_search "
-                            "(verify.falsify routes it there), not by a planned run")
     if bound.lhs not in measures.names():
         raise NotApplicable(f"lhs {bound.lhs!r} is not measured on a run: "
                             f"{measures.reason(bound.lhs)} (verify.measures: "
                             f"{', '.join(measures.names())})")
-    check_population_measures(measures.paper_name(bound.lhs, algo))
+    check_population_measures(measures.paper_name(bound.lhs, algo), algo)
     if algo not in ALGORITHMS and algo not in _toys_names():
         raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} and "
                             "every algorithm of toys.algorithms.names() (register the bound "

@@ -58,6 +58,7 @@ class LayerRun:
     reason: str = ""  # why the layer does not reach this bound ('' if it does)
     points: list = field(default_factory=list)  # the exact layer's (params, value, how)
     skipped: int = 0  # mutants left unsearched at a deadline
+    verdicts: dict = field(default_factory=dict)  # the user layer: mutant id -> verdict
 
     def merge(self, other) -> LayerRun:
         """This run and ``other`` as one: a mutant is flagged where either flags it."""
@@ -69,7 +70,7 @@ class LayerRun:
             if not (self.flags or other.flags) else ""
         return LayerRun(flags, self.evaluations + other.evaluations,
                         self.seconds + other.seconds, reason, self.points + other.points,
-                        max(self.skipped, other.skipped))
+                        max(self.skipped, other.skipped), {**other.verdicts, **self.verdicts})
 
 
 # ----------------------------------------------------------------------------- fixed
@@ -215,6 +216,46 @@ def falsify_flags(original, mutants, budget, seed=0, exact=False, deadline=None)
         ok = res.verdict == "VIOLATED" and res.instance is not None
         out.flags[m.id] = Flag(ok, f"falsify (budget {budget}, seed {seed}): {res.verdict}",
                                {"ratio": res.worst_ratio, "run": res.instance.run}
+                               if ok else {})
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def user_flags(original, mutants, budget, seed=0) -> LayerRun:
+    """The **user** layer: each mutant passed to ``verify.falsify`` as a user passes a bound
+    of their own -- registered under a new id with the original's algorithm, function class
+    and symbol meanings (``boundlab.register``), never through the catalogue's own checks or
+    fallbacks -- at ``budget`` (default :data:`verify.falsify.api.DEFAULT_BUDGET`); flagged
+    when it reports VIOLATED with an instance (certified and replayed). ``verdicts`` keeps
+    every verdict, so the share of ``not-applicable`` answers is reported."""
+    import dataclasses
+
+    import boundlab
+    import verify
+
+    from .api import DEFAULT_BUDGET
+
+    meta = boundlab.registry.meta(original.id)
+    out, t0 = LayerRun(), time.perf_counter()
+    for k, m in enumerate(mutants):
+        aid = f"powuser.{original.id.replace('.', '_')}__{k}"
+        names = set(m.params) | set(m.extra_params)  # a mutant may have dropped a symbol
+        symbols = {k: v for k, v in (meta.get("symbols") or {}).items() if k in names}
+        boundlab.register(dataclasses.replace(m, id=aid), algorithm=meta.get("algorithm"),
+                          function_class=meta.get("function_class"), symbols=symbols or None)
+        try:
+            res = verify.falsify(aid, budget=int(budget or DEFAULT_BUDGET), seed=seed,
+                                 exact=False)
+        except Exception as exc:  # noqa: BLE001 - a refused call is reported, not fatal
+            res = verify.Falsification(aid, "error", reason=f"{type(exc).__name__}: {exc}")
+        finally:
+            boundlab.unregister(aid)
+        out.evaluations += res.evaluations
+        out.verdicts[m.id] = res.verdict
+        ok = res.verdict == "VIOLATED" and res.instance is not None
+        out.flags[m.id] = Flag(ok, f"falsify as a user bound: {res.verdict} "
+                                   f"{res.reason[:160]}".strip(),
+                               {"ratio": res.worst_ratio, "certificate": res.certificate}
                                if ok else {})
     out.seconds = time.perf_counter() - t0
     return out

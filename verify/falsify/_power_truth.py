@@ -111,7 +111,10 @@ def _repair(bound, pts, rng) -> dict:
     allp = {**bound.params, **bound.extra_params}
     pts = {k: np.array(v, dtype=float) for k, v in pts.items()}
     for pc in bound.preconditions:
-        names = [nm for nm in pc.names if not allp[nm].domain.integer]
+        uses = {nm: sum(nm in q.names for q in bound.preconditions) for nm in pc.names}
+        names = sorted((nm for nm in pc.names if not allp[nm].domain.integer),
+                       key=uses.get)  # fewest other preconditions first: two pins (a step
+        # and a local-step count, Corollary 1) each move their own parameter
         for nm in names:
             sols = sp.solve(sp.Eq(sp.sympify(pc.lhs), sp.sympify(pc.rhs)), allp[nm].symbol)
             if len(sols) == 1 and sols[0].is_real is not False:
@@ -204,7 +207,7 @@ class Judge:
         return Truth("unknown", f"an identity: the mutant is within {IDENTITY_RTOL:g} of it at "
                                 f"{n} feasible points")
 
-    def truth(self, mutant, flags: dict, up=None, order=("fixed", "search", "exact",
+    def truth(self, mutant, flags: dict, up=None, order=("fixed", "search", "exact", "user",
                                                          "oracle")) -> Truth:
         """The truth of ``mutant``; ``flags``: layer -> Flag (their witnesses are the
         certificates of falsity); ``up``: :meth:`above`'s answer when already computed."""

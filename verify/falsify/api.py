@@ -92,10 +92,11 @@ class Instance:
 
     def measure(self) -> tuple:
         """Re-run the instance on the real engine: ``(ratio, measured LHS, bound RHS)``."""
-        if self.family == "fedau.weight_error":  # exact expectation (weight_error_search)
-            from .weight_error_search import measure_instance
+        from .routes import route_for_family
 
-            return measure_instance(self.judged_bound(), self.data)[:3]
+        route = route_for_family(self.family)
+        if route is not None:  # not a planned run (verify.falsify.routes)
+            return tuple(route.measure_instance(self.judged_bound(), self.data)[:3])
         if self.family == "worst.quadratic":
             from verify.worst.measures import MEASURES
 
@@ -395,23 +396,29 @@ def falsify(bound, *, budget: int = DEFAULT_BUDGET, seed: int = 0, families=None
     for k, v in how.items():
         if v is not None and not isinstance(v, str):
             raise DomainError(k, v, "a name (str)")
+    if setting.get("symbols") is not None:  # a Bound object's symbols (boundlab.register's)
+        how["symbols"] = setting.pop("symbols")
+    setting.pop("symbols", None)
     bound, families = _check_inputs(bound, budget, seed, families, setting,
                                     how["algorithm"])
     _check_executor(executor, scheduler)
     _check_device(device)
     import boundlab
 
-    from .weight_error_search import routes
+    from ._plan_setting import check_declared
+    from .routes import route_for
 
-    try:  # FedAU's weight-error bounds: exact expectations, no plan (_weight_error)
-        plan = None if routes(bound) else make_plan(bound, setting, **how)
+    check_declared(bound, how["algorithm"], how["function_class"])
+    route = route_for(bound)
+    try:  # a left-hand side that is not a planned run: its route (verify.falsify.routes)
+        plan = None if route is not None else make_plan(bound, setting, **how)
     except NotApplicable as exc:
         if boundlab.registry.is_registered(bound.id):
             res = Falsification(bound.id, "not-applicable", reason=str(exc))
         else:  # a catalogue bound: the quadratic worst-instance search of its paper's setting
             res = _catalogue(bound, budget, seed, setting, why=str(exc))
     else:
-        res = _weight_error(bound, budget, seed, setting) if plan is None else \
+        res = _routed(route, bound, budget, seed, setting, how) if plan is None else \
             _registered(plan, budget, seed, families, exact, (executor, scheduler, device))
     res.seconds = time.perf_counter() - t0
     res.setting = {**how, **setting}  # what replays it (Falsification.load)
@@ -465,11 +472,12 @@ def _conclude(res) -> Falsification:
     if res.instance is None:
         res.verdict, res.reason = "error", "no instance gave a finite measured / bound"
         return res
-    inst = res.instance  # the verdict rests on the real engine only: a replayed ratio
-    if inst.family == "fedau.weight_error":  # exact rationals (weight_error_search)
-        from .weight_error_search import certify as certify_exact
+    from .routes import route_for_family
 
-        cert = certify_exact(inst, inst.replay())
+    inst = res.instance  # the verdict rests on the real engine only: a replayed ratio
+    route = route_for_family(inst.family)
+    if route is not None:  # exact or high precision, by the route (verify.falsify.routes)
+        cert = route.certify(inst, inst.replay())
     else:
         cert = certify(inst, inst.ratio if inst.family == "pep-interpolation" else inst.replay())
     res.verdict, why = decide(cert)
@@ -480,13 +488,16 @@ def _conclude(res) -> Falsification:
     return res
 
 
-def _weight_error(bound, budget, seed, setting) -> Falsification:
-    """An upper bound on FedAU's weight error (``avg_weight_error``, ``round_weight_error``):
-    the exact expectation searched over (p, K, T) (:mod:`verify.falsify.weight_error_search`)."""
-    from .weight_error_search import falsify_weight_error
-
+def _routed(route, bound, budget, seed, setting, how=None) -> Falsification:
+    """A bound whose left-hand side is not a planned run (FedAU's weight errors: exact
+    expectations over (p, K, T)): the search of its route (:mod:`verify.falsify.routes`).
+    A route with ``TAKES_HOW`` also gets the call's algorithm and function class (a Bound
+    object that is not registered names them only there)."""
+    if getattr(route, "TAKES_HOW", False):
+        setting = {**setting, **{k: v for k, v in (how or {}).items()
+                                 if k in ("algorithm", "function_class") and v is not None}}
     try:
-        res = falsify_weight_error(bound, budget, seed, setting, (Falsification, Instance))
+        res = route.falsify_route(bound, budget, seed, setting, (Falsification, Instance))
     except NotApplicable as exc:
         return Falsification(bound.id, "not-applicable", reason=str(exc))
     return _conclude(res)

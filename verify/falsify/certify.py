@@ -51,7 +51,8 @@ CLASS_RTOL = 2.0 ** -40
 #: the certificate of a verdict resting on the float64 replay alone
 FLOAT64 = "float64-only"
 _CONSTANTS = ("L", "mu", "D", "D0", "R", "zeta")
-_LHS = ("final_gap", "gap_t", "dist_next", "avg_shadow_gap", "avg_grad_norm2", "grad_norm_sq")
+_LHS = ("final_gap", "gap_t", "dist_next", "avg_shadow_gap", "avg_grad_norm2", "grad_norm_sq",
+        "max_client_drift", "client_discrepancy", "local_divergence", "round_avg_gap")
 
 
 @dataclass(frozen=True)

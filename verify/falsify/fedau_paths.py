@@ -37,6 +37,12 @@ instance has its own global step eta, so each instance's paths are one ``run_man
   step), the global ``eta`` in [max(lo, hi/20), hi], [lo, hi] the values at which every
   precondition holds at the instance's gamma, F, Q, delta (:func:`eta_interval`).
 
+**Other left-hand sides** (:mod:`verify.falsify.fedau_lhs`, on the same paths): Theorem
+B.4.1's ``avg_grad_norm2_h`` (Algorithm 1 with constant omega_n = E[S_n], H, P, Q, deltat),
+Lemma B.5.1's ``one_round_descent`` and Lemma B.3.2's ``local_drift`` (judged at every state:
+round and path), and Corollary 4's equiprobable sampling (``S_sampled``: p_n = S/N,
+omega = 1/p_n). :func:`instance_arrays` gives one instance's run arrays and parameters.
+
 >>> m, w = paths(np.array([[0.5, 0.25]]), 2)
 >>> m.shape, w.round(4).tolist()
 ((4, 2, 2), [[0.375, 0.375, 0.125, 0.125]])
@@ -50,7 +56,8 @@ import warnings
 import numpy as np
 
 __all__ = ["K_GRID", "P_LO", "MAX_PATH_BITS", "t_grid", "extra_vars", "probabilities",
-           "paths", "omegas", "weight_stats", "evaluate", "replay", "eta_interval", "MEASURED"]
+           "paths", "omegas", "weight_stats", "evaluate", "replay", "instance_arrays",
+           "eta_interval", "MEASURED"]
 
 #: Algorithm 2's cutoffs searched (inf: no cutoff)
 K_GRID = (1.0, 2.0, math.inf)
@@ -61,7 +68,7 @@ MAX_PATH_BITS = 9
 #: the horizons tried (those with N (T - 1) <= MAX_PATH_BITS)
 T_CANDIDATES = (1, 2, 3, 4, 5, 6, 8, 10)
 #: the bound parameters this module gives per instance
-MEASURED = ("F", "W", "Q", "G", "PsiG", "eta")
+MEASURED = ("F", "W", "Q", "G", "PsiG", "eta")  # (+ fedau_lhs.measured)
 _STATE = ("gap", "dist2", "grad_norm2", "loss")  # the arrays whose expectation is taken
 
 
@@ -122,10 +129,10 @@ def weight_stats(p, omega, prob):
     """``(W (P,), Q (P,))``: the expected weight error over the paths and the largest
     (1/N) sum_n p_n omega^2 over rounds and paths of positive probability (module doc).
     ``p`` (P, N), ``omega`` (B, T, N), ``prob`` (P, B)."""
-    p = np.asarray(p, dtype=float)
-    err = (p[:, None, None, :] * omega[None] - 1.0) ** 2  # (P, B, T, N)
-    W = np.einsum("pb,pb->p", prob, err.mean(axis=(2, 3)))
-    q = np.einsum("pn,btn->pbt", p, omega ** 2) / p.shape[1]
+    from .fedau_lhs import round_stats
+
+    werr, q = round_stats(p, omega)  # (P, B, T)
+    W = np.einsum("pb,pb->p", prob, werr.mean(axis=2))
     Q = np.max(np.where(prob[:, :, None] > 0, q, -np.inf), axis=(1, 2))
     return W, Q
 
@@ -175,18 +182,42 @@ def _pick_eta(lo, hi, z):
     return a * (hi / a) ** ((np.clip(z, -1, 1) + 1.0) / 2.0)
 
 
-def instance_params(plan, Zx, T, tau, gamma, F, G2):
-    """``(per-instance parameters, masks (B, T, N), prob (P, B))`` for the extra variables
-    ``Zx`` (P, N + 1), the measured F (P,) and sup ||grad f||^2 G2 (P,) (NaN: not bounded)."""
+def instance_params(plan, Zx, T, tau, gamma, F, G2, problem_of=None):
+    """``(per-instance parameters, masks (B, T, N), prob (P, B), ctx)`` for the extra
+    variables ``Zx`` (P, N + 1), the measured F (P,) and sup ||grad f||^2 G2 (P,) (NaN: not
+    bounded); ``ctx``: the probabilities ``p`` (P, N), Algorithm 2's ``omega`` (B, T, N) and
+    the constant weights' runs (:mod:`verify.falsify.fedau_lhs`; ``problem_of(k) -> (problem,
+    x0)`` of instance k gives Theorem B.4.1's h)."""
+    from . import fedau_lhs
+
     N = plan.spec.n_clients
-    p = probabilities(Zx[:, :N])
+    names = set(plan.bound.params) | set(plan.bound.extra_params)
+    reg = fedau_lhs.regime(plan.lhs, names)
+    K = cutoff(plan)
+    gamma = np.asarray(gamma, dtype=float)
+    per = {plan.step_name: gamma}
+    if reg == "known":  # p_n = S/N, omega = 1/p_n (W = 0)
+        S, p = fedau_lhs.sampled_probabilities(Zx[:, :N], N)
+        per.update({"F": F, "S_sampled": S})
+    else:
+        p = probabilities(Zx[:, :N])
     masks, prob = paths(p, T)
-    W, Q = weight_stats(p, omegas(masks, float(plan.hyper["K"])), prob)
-    per = {"F": F, "W": W, "Q": Q, "G": np.sqrt(G2), "PsiG": G2,
-           plan.step_name: np.asarray(gamma, dtype=float)}
+    ctx = {"regime": reg, "p": p, "omega": None, "setups": None}
+    if reg == "alg2":
+        ctx["omega"] = omegas(masks, K)
+        W, Q = weight_stats(p, ctx["omega"], prob)
+        per.update({"F": F, "W": W, "Q": Q, "G": np.sqrt(G2), "PsiG": G2})
+        if "deltat" in names:  # Lemma B.3.2 with f~ = f: deltat = delta (the tilts)
+            per["deltat"] = np.full(p.shape[0], float(plan.spec.zeta))
+    elif reg == "h":
+        ctx["setups"] = [fedau_lhs.h_setup(*problem_of(k), p[k], K) for k in range(p.shape[0])]
+        per.update({k: np.array([s[k] for s in ctx["setups"]]) for k in ("H", "P", "Q",
+                                                                         "deltat")})
     lo, hi = eta_interval(plan.bound, _use(plan, T, tau, per), gamma)
+    if "eta" not in names:  # eta is the run's only: gamma eta in [1/(40 L I), 1/(2 L I)]
+        lo, hi = np.zeros_like(gamma), 1.0 / (2.0 * plan.spec.L * tau * gamma)
     per["eta"] = _pick_eta(lo, hi, Zx[:, N])
-    return per, masks, prob
+    return per, masks, prob, ctx
 
 
 def _grad_sup2(arrays_of, p, n) -> np.ndarray:
@@ -201,18 +232,28 @@ def _grad_sup2(arrays_of, p, n) -> np.ndarray:
     return np.atleast_1d(_ridge.grad_sup2(arr, p))
 
 
+def cutoff(plan) -> float:
+    """Algorithm 2's cutoff K of the plan's grid point (``math.inf``: none; a saved file
+    writes it as null).
+
+    >>> from types import SimpleNamespace
+    >>> cutoff(SimpleNamespace(hyper={"K": None})), cutoff(SimpleNamespace(hyper={"K": 2}))
+    (inf, 2.0)
+    """
+    K = plan.hyper.get("K")
+    return math.inf if K is None else float(K)
+
+
 def _fedau_kw(plan) -> dict:
-    K = float(plan.hyper["K"])
+    K = cutoff(plan)
     return {"K": None if math.isinf(K) else int(K)}
 
 
 def evaluate(plan, fam, Z, T, tau, gamma):
     """``(ratio, lhs, rhs)`` (P,) of the search points Z (P, n_vars + N + 1) with local steps
     ``gamma`` (P,): every path of an instance as one population of :func:`toys.run_many`."""
-    import toys
-
     from .judge import judge
-    from .population import FamilyPopulation, quantities
+    from .population import FamilyPopulation
 
     N = plan.spec.n_clients
     Z = np.atleast_2d(Z)
@@ -221,20 +262,73 @@ def evaluate(plan, fam, Z, T, tau, gamma):
     F = np.asarray(stacked.losses(np.repeat(stacked.x0[:, None], N, 1)) @ stacked.p
                    - stacked.F_star, dtype=float)
     G2 = _grad_sup2(lambda: stacked.base.arr, stacked.p, P)
-    per, masks, prob = instance_params(plan, Z[:, -(N + 1):], T, tau, gamma, F, G2)
+    per, masks, prob, ctx = instance_params(plan, Z[:, -(N + 1):], T, tau, gamma, F, G2,
+                                            problem_of=lambda k: fam.build(Z[k], plan.spec))
     B = masks.shape[0]
-    q = {k: np.full((P, T + 1), np.nan) for k in _STATE}
+    q = {}
     for k in np.flatnonzero(np.isfinite(per["eta"]) & np.isfinite(gamma)):
-        pop = FamilyPopulation(fam.stack(np.repeat(Z[k:k + 1], B, axis=0), plan.spec))
-        res = toys.run_many(pop, "fedau", rounds=int(T), seeds=0, participation=masks,
-                            local_steps=int(tau), server_lr=float(per["eta"][k]),
-                            vary={"lr": np.full(B, float(gamma[k]))}, record="state",
-                            **_fedau_kw(plan))
-        qq = quantities(res)
-        for key in _STATE:
-            q[key][k] = _expect(qq[key], prob[k])
+        if ctx["regime"] == "h":
+            pop, x0 = [ctx["setups"][k]["problem"]] * B, np.repeat(stacked.x0[k:k + 1], B, 0)
+        else:
+            pop = FamilyPopulation(fam.stack(np.repeat(Z[k:k + 1], B, axis=0), plan.spec))
+            x0 = None
+        qq = _run_paths(plan, ctx, k, pop, x0, masks, T, tau, gamma[k], per["eta"][k])
+        _fill(q, k, P, _path_summary(plan, ctx, k, qq, masks, prob[k]))
+    if not q:
+        return np.full((3, P), -np.inf)
     r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per)
     return r, lhs, rhs
+
+
+def _run_paths(plan, ctx, k, pop, x0, masks, T, tau, gamma, eta):
+    """The path quantities ({name: (B, ...)}) of instance ``k`` on :func:`toys.run_many`
+    (``pop``: B copies of the instance, one per path)."""
+    import toys
+
+    from .population import quantities
+
+    algo, kw = _algorithm(plan, ctx, k)
+    drift = plan.lhs == "local_drift"
+    rec = {"record": "step", "measure": ("gap", "dist2", "grad_norm2", "loss",
+                                         "local_deviation")} if drift else {"record": "state"}
+    res = toys.run_many(pop, algo, rounds=int(T), seeds=0, participation=masks, x0=x0,
+                        local_steps=int(tau), server_lr=float(eta),
+                        vary={"lr": np.full(masks.shape[0], float(gamma))}, **rec, **kw)
+    return quantities(res)
+
+
+def _algorithm(plan, ctx, k):
+    """``(algorithm, keyword arguments)`` of instance k: toys' FedAU (Algorithm 2) or
+    Algorithm 1 with constant weights (:func:`verify.checks.weight_error_descent.
+    constant_omega`: 1/p_n, or Theorem B.4.1's run weights)."""
+    from ..checks.weight_error_descent import constant_omega
+
+    if ctx["regime"] == "alg2":
+        return "fedau", _fedau_kw(plan)
+    if ctx["regime"] == "known":
+        return constant_omega(1.0 / ctx["p"][k]), {}
+    return constant_omega(ctx["setups"][k]["omega_run"]), {}
+
+
+def _path_summary(plan, ctx, k, qq, masks, w) -> dict:
+    """The run arrays of one instance (rows (1, ...)) from its path quantities ``qq``: the
+    expectations over the paths (weights ``w`` (B,)) and the per-state arrays."""
+    from .fedau_lhs import STATE_LHS, state_arrays
+
+    out = {key: _expect(np.asarray(qq[key], dtype=float), w)[None] for key in _STATE}
+    if ctx["regime"] == "h":  # the run's F is h: its grad_norm2 is ||grad h||^2
+        out["grad_norm2_h"] = out["grad_norm2"]
+    if plan.lhs in STATE_LHS:
+        out.update(state_arrays(plan.lhs, qq, masks, ctx["p"][k], ctx["omega"]))
+    return out
+
+
+def _fill(q, k, P, row):
+    """Row k of the population's run arrays (NaN rows where no instance ran)."""
+    for key, v in row.items():
+        if key not in q:
+            q[key] = np.full((P, v.shape[1]), np.nan)
+        q[key][k] = v[0]
 
 
 def _expect(v, prob):
@@ -244,11 +338,23 @@ def _expect(v, prob):
 
 
 def replay(plan, prob, x0, T, tau, gamma, z):
-    """One instance on ``toys.run``, every path of positive probability: ``(ratio, lhs,
-    rhs)``, with the expectation and parameters of :func:`evaluate`."""
+    """One instance on ``toys.run``, path by path: ``(ratio, lhs, rhs)``, with the
+    expectations, states and parameters of :func:`evaluate`."""
+    from .judge import judge
+
+    q, per = instance_arrays(plan, prob, x0, T, tau, gamma, z)
+    if q is None:
+        return -math.inf, math.nan, math.nan
+    r, lhs, rhs, _ = judge(plan.bound, q, plan.scalars(T, tau), per)
+    return float(r[0]), float(lhs[0]), float(rhs[0])
+
+
+def instance_arrays(plan, prob, x0, T, tau, gamma, z):
+    """``(run arrays {name: (1, K)}, per-instance parameters {name: (1,)})`` of one instance
+    on ``toys.run``, one run per participation path (``(None, parameters)`` where no global
+    step satisfies the preconditions): what :func:`replay` judges."""
     import toys
 
-    from .judge import judge
     from .population import quantities
 
     N = plan.spec.n_clients
@@ -256,15 +362,20 @@ def replay(plan, prob, x0, T, tau, gamma, z):
     F = np.array([float(prob.F(x0) - prob.F_star)])
     G2 = _grad_sup2(lambda: {k: (v[None] if isinstance(v, np.ndarray) else v)
                              for k, v in prob.base.arr.items()}, prob.p, 1)
-    per, masks, w = instance_params(plan, z[None, -(N + 1):], T, tau,
-                                    np.array([float(gamma)]), F, G2)
-    acc = {}
-    for b in np.flatnonzero(w[0] > 0):
-        tr = toys.run(prob, "fedau", rounds=int(T), seed=0, lr=float(gamma),
-                      server_lr=float(per["eta"][0]), local_steps=int(tau), x0=x0,
-                      participation=masks[b], **_fedau_kw(plan))
-        for key, v in quantities(tr).items():
-            if key in _STATE:
-                acc[key] = acc.get(key, 0.0) + w[0, b] * v
-    r, lhs, rhs, _ = judge(plan.bound, acc, plan.scalars(T, tau), per)
-    return float(r[0]), float(lhs[0]), float(rhs[0])
+    per, masks, w, ctx = instance_params(plan, z[None, -(N + 1):], T, tau,
+                                         np.array([float(gamma)]), F, G2,
+                                         problem_of=lambda k: (prob, x0))
+    if not np.isfinite(per["eta"][0]):
+        return None, per
+    algo, kw = _algorithm(plan, ctx, 0)
+    run_prob = ctx["setups"][0]["problem"] if ctx["regime"] == "h" else prob
+    rec = {"record": "step", "extra_steps": ("local_deviation",)} \
+        if plan.lhs == "local_drift" else {}
+    rows = [quantities(toys.run(run_prob, algo, rounds=int(T), seed=0, lr=float(gamma),
+                                server_lr=float(per["eta"][0]), local_steps=int(tau), x0=x0,
+                                participation=masks[b], **rec, **kw))
+            for b in range(masks.shape[0])]
+    qq = {key: np.concatenate([r[key] for r in rows]) for key in rows[0]}
+    q = {}
+    _fill(q, 0, 1, _path_summary(plan, ctx, 0, qq, masks, w[0]))
+    return q, per

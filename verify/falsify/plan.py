@@ -99,6 +99,7 @@ from ._plan_parts import (
     eta_max,
     feasible,
     run_extras,
+    shift_name,
     skewed,
     step_of,
     step_sides,
@@ -152,6 +153,9 @@ class Plan:
     hyper_scaled: tuple = ()  # their names that scale with L (a searched alpha)
     measured: tuple = ()  # per-instance parameters measured on each instance (Gamma, pi, Pi)
     schedule: str | None = None  # a step schedule (algorithms.SCHEDULES) instead of one step
+    #: the searched ``step_name`` is BM's shift gamma of eta_t = 1/(mu (t + gamma))
+    #: (:data:`~verify.falsify._plan_parts.SHIFT_ROLE`), not a step size
+    shift: bool = False
     t_iterations: bool = False  # the bound's T counts SGD iterations (rounds x local steps)
 
     def at_scale(self, l_factor: float, d_factor: float) -> Plan:
@@ -204,7 +208,10 @@ class Plan:
         """What an instance's run record adds to its step and rounds: the step schedule and
         the participation pattern, when the plan has them."""
         out = {}
-        if self.schedule is not None:
+        if self.shift:
+            out["lr_schedule"] = f"1/(mu (t + {self.step_name})), mu = {self.spec.mu:g}, " \
+                                 f"{self.step_name} searched (the run's lr)"
+        elif self.schedule is not None:
             out["lr_schedule"] = f"1/(mu (t + {self.bm_gamma(T, tau):.6g})), mu = {self.spec.mu:g}"
         if self.participation is not None:
             out["participation"] = self.participation
@@ -216,6 +223,9 @@ class Plan:
         """The steps of a run from the search's ``eta`` (P,): ``eta`` itself (one step per
         instance) or the plan's schedule, (P, T tau) one value per SGD iteration."""
         eta = np.asarray(eta, dtype=float)
+        if self.shift:  # eta holds each instance's shift gamma
+            t = np.arange(int(T) * int(tau), dtype=float)
+            return 1.0 / (self.spec.mu * (t[None, :] + eta[:, None]))
         if self.schedule is None:
             return eta
         sched = _algorithms.schedule(self.spec.mu, self.bm_gamma(T, tau), T, tau)
@@ -228,7 +238,12 @@ class Plan:
 
     def accepts(self, family) -> bool:
         """Whether ``family`` gives every parameter of this plan (G / PsiG of FedAU's bounds:
-        only families with bounded gradients)."""
+        only families with bounded gradients; FedAU's h: quadratics, verify.falsify.fedau_lhs)."""
+        if self.algorithm == "fedau":
+            from .fedau_lhs import accepts
+
+            if not accepts(self, family):
+                return False
         return not {"G", "PsiG"} & set(self.measured) or \
             bool(getattr(family, "bounded_gradient", False))
 
@@ -237,7 +252,12 @@ class Plan:
         return _algorithms.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
 
     def eta_range(self, T: int, tau: int):
-        """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps."""
+        """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps (of BM's
+        shift gamma for a plan with :attr:`shift`)."""
+        if self.shift:
+            from ._plan_parts import shift_range
+
+            return shift_range(self, T, tau)
         if self.schedule is not None:  # the schedule's first step (the search's eta)
             eta0 = 1.0 / (self.spec.mu * self.bm_gamma(T, tau))
             return eta0, eta0
@@ -292,13 +312,18 @@ _RANGES_MAX = 4096  # step ranges kept per process (:meth:`Plan.eta_range`)
 
 
 def make_plan(bound, setting: dict, algorithm=None, function_class=None,
-              participation=None) -> Plan:
+              participation=None, symbols=None) -> Plan:
     """The :class:`Plan` of a registered bound, or :class:`NotApplicable` with the reason.
 
     ``algorithm`` / ``function_class``: those of a Bound object that is not registered (a
     registered or catalogue bound keeps its own; a different value is a DomainError).
     ``participation``: the patterns a registered bound is searched under
-    (:func:`~verify.falsify._plan_parts.draw_masks`; default every client every round)."""
+    (:func:`~verify.falsify._plan_parts.draw_masks`; default every client every round).
+    ``symbols``: what a Bound object's symbols mean on a run (as ``boundlab.register``
+    takes them; a registered bound keeps its own)."""
+    from ._plan_pins import unpin  # sympy: loaded when a plan is made, not on import
+
+    bound = unpin(bound)  # a pinned local-step count: judged at the run's (_plan_pins)
     check_participation_allowed(bound, participation)
     algo, fclass = declared(bound, algorithm, function_class)
     names = set(bound.params) | set(bound.extra_params)
@@ -311,6 +336,11 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     tau_grid = (1,) if algo == "gd" else (
         (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
     step_name, step_fixed, notes, step_given = step_of(names, s, spec.L)
+    shift = step_name is not None and step_name == shift_name(bound, symbols)
+    if shift:
+        notes = [f"{step_name} is the shift of BM's step schedule eta_t = 1/(mu (t + "
+                 f"{step_name})), searched from the smallest value the preconditions allow to "
+                 "20 times it"]
     decaying = step_name is None and not step_given and algo in _algorithms.SCHEDULES
     if decaying:  # the algorithm's schedule, not 1/L (run_extras)
         step_fixed, notes = None, []
@@ -346,7 +376,8 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
                             "name=value")
     plan = Plan(bound, bound.lhs, algo, fclass, spec, T_grid, tau_grid, step_name, step_fixed,
                 fixed, tuple(notes), scales(setting, step_given), hyper_grid, hyper_scaled,
-                measured, schedule, t_iterations(bound))
+                measured, "bm" if shift else schedule,
+                t_iterations=t_iterations(bound, symbols), shift=shift)
     if skew:  # rho = 1 made it searchable: a step range must exist too (else, as before, the
         plan.eta_range(T_grid[0], tau_grid[0])  # plan is NotApplicable and a catalogue bound
     return plan                                  # falls back to its paper-setting search
@@ -357,7 +388,7 @@ def _fedau_plan(bound, s, spec, fclass, names, participation, setting) -> Plan:
     F, W, Q, G, eta per instance, delta held by tilts)."""
     from ._plan_fedau import plan_fields
 
-    f = plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id)
+    f = plan_fields(s, spec, names, ZETA_DEFAULT, participation, GIVEN, bound.id, bound.lhs)
     held = dict(setting, zeta=1.0) if {"delta", "zeta"} & set(setting) else setting
     return Plan(bound, bound.lhs, "fedau", fclass, scales=scales(held, f.pop("step_given")),
                 **f)

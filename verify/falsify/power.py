@@ -66,7 +66,10 @@ from .mutants import mutants, operator_of
 __all__ = ["Truth", "MutantResult", "truth", "above", "evaluate", "summarize", "judged_ids",
            "LAYERS", "GRID", "ORACLE_FACTOR", "ORACLE_SECONDS", "Judge"]
 
-LAYERS = ("fixed", "search", "exact")
+LAYERS = ("fixed", "search", "exact", "user")
+#: the layers :func:`evaluate` runs by default (``user``: every mutant passed to
+#: ``verify.falsify`` as a user's own bound, ``benchmarks power --as-user``)
+DEFAULT_LAYERS = ("fixed", "search", "exact")
 #: the oracle's budget, relative to the layers' search budget (at least ORACLE_MIN)
 ORACLE_FACTOR, ORACLE_MIN = 3, 60
 #: the oracle's PEP solves (and seconds) per bound, at points scaled from the exact layer's
@@ -87,6 +90,7 @@ class MutantResult:
     truth_how: str
     flags: dict = field(default_factory=dict)
     witness: dict = field(default_factory=dict)
+    kind: str = "upper"  # the statement's kind (an identity's mutants: "identity")
 
     @property
     def caught(self) -> bool:
@@ -124,7 +128,7 @@ def truth(original, mutant, flags: dict, up=None) -> Truth:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operators=None,
+def evaluate(bound, *, budget=None, quick: bool = False, layers=DEFAULT_LAYERS, operators=None,
              setting=None, oracle: bool = True) -> tuple:
     """Mutants of ``bound`` (catalogue id, registered id or Bound), their truth and flags.
 
@@ -144,7 +148,11 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
     ms = mutants(bound) if operators is None else mutants(bound, operators)
     ctx = Context(quick=quick, tightness=False, worst_budget=budget, falsify_budget=budget)
     observed = None
-    if boundlab.registry.is_registered(bound.id):
+    if tuple(layers) == ("user",):  # as a user's bounds only: no main-job checks
+        from ._power_layers import user_flags
+
+        runs = {"user": user_flags(bound, ms, budget)}
+    elif boundlab.registry.is_registered(bound.id):
         runs = _registered(bound, ms, ctx, budget, dict(setting or {}), layers)
     else:
         observed = run_checks(bound.id, ctx)
@@ -161,7 +169,8 @@ def evaluate(bound, *, budget=None, quick: bool = False, layers=LAYERS, operator
         out.append(MutantResult(m.id, bound.id, operator_of(m.id), sp.sstr(m.expr), t.status,
                                 t.how, {k: (None if f is None else bool(f.flagged))
                                         for k, f in flags.items() if k != "oracle"},
-                                {k: f.witness for k, f in flags.items() if f and f.flagged}))
+                                {k: f.witness for k, f in flags.items() if f and f.flagged},
+                                bound.kind))
     return out, runs
 
 
@@ -187,6 +196,8 @@ def _oracle(bound, ms, runs, budget, setting, ups, observed, judge) -> LayerRun:
     if boundlab.registry.is_registered(bound.id):
         return registered_search(lambda m: _alias(bound, m), todo, b, setting, seed=1,
                                  exact=True, deadline=end)
+    if observed is None:  # the user layer: no main-job checks to search beside
+        observed = ([], [], [])
     if batched_plan_applies(bound):
         out = falsify_flags(bound, todo, b, seed=1, exact=True, deadline=end)
     elif bound.lhs in supported():
@@ -334,7 +345,26 @@ def summarize(results, runs_by_bound=None) -> dict:
                      "evaluations": sum(r.evaluations for r in orc),
                      "seconds": sum(r.seconds for r in orc)}
     out["reached"] = _reached(res, runs_by_bound or {})
+    out["user_verdicts"] = _user_verdicts(res, runs_by_bound or {})
     return out
+
+
+def _user_verdicts(res, runs_by_bound) -> dict:
+    """The user layer's verdict counts, over all mutants and over those of upper bounds
+    (``not_applicable_share``: the issue's target is under 5 %); empty without that layer."""
+    kinds = {r.id: r for r in res}
+    counts, upper = {}, {}
+    for runs in runs_by_bound.values():
+        for mid, v in getattr(runs.get("user"), "verdicts", {}).items():
+            counts[v] = counts.get(v, 0) + 1
+            if mid in kinds and kinds[mid].kind == "upper":
+                upper[v] = upper.get(v, 0) + 1
+    if not counts:
+        return {}
+    n, nu = sum(counts.values()), sum(upper.values())
+    return {"all": counts, "upper": upper,
+            "not_applicable_share": counts.get("not-applicable", 0) / n,
+            "not_applicable_share_upper": upper.get("not-applicable", 0) / nu if nu else None}
 
 
 def _reached(res, runs_by_bound) -> dict:

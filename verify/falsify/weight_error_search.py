@@ -41,11 +41,14 @@ from boundlab.errors import DomainError
 from ._keys import WEIGHT_ERROR_LHS
 from .weight_error_exact import T_MAX, dp_errors, effective_k, exact_errors
 
-__all__ = ["LHS", "FAMILY", "T_GRID", "routes", "falsify_weight_error", "measure_instance",
+__all__ = ["LHS", "KINDS", "FAMILY", "T_GRID", "routes", "falsify_weight_error", "falsify_route",
+           "measure_instance",
            "certify", "certify_exact", "evaluate", "CERTIFICATE"]
 
 #: the left-hand sides judged here
 LHS = WEIGHT_ERROR_LHS
+#: the statement kinds judged here (:mod:`verify.falsify.routes`)
+KINDS = ("upper",)
 #: the instance family of a result
 FAMILY = "fedau.weight_error"
 CERTIFICATE = "exact-rational"
@@ -218,6 +221,9 @@ def falsify_weight_error(bound, budget: int, seed: int, setting: dict, types):
                          per_family={FAMILY: r}, notes=notes,
                          exact_reason="the expectation is exact (every participation path); "
                                       "no PEP model")
+
+
+falsify_route = falsify_weight_error  # the route's search (:mod:`verify.falsify.routes`)
 
 
 def _check_data(data) -> tuple:

@@ -99,7 +99,8 @@ def test_a_run_that_diverges_ends_where_the_full_run_ends():
 
 def test_names_are_the_documented_ones():
     assert set(MEASURABLE) == {*STATE, *SUMMARY, "grad_norm2_virtual", "rho_max", "pairwise_drift",
-                               "local_deviation"}
+                               "local_deviation", "perturbed_divergence",
+                               "neighbour_avg_deviation"}
 
 
 @pytest.mark.parametrize("record, measure, bad", [

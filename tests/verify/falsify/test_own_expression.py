@@ -19,7 +19,9 @@ def test_a_copy_with_its_own_id_is_judged_by_its_own_expression(gamma):
     # before: a copy divided by 100 got the original's ratio (the replay re-read the id)
     a = verify.falsify(gamma, budget=60, exact=False)
     copy = dataclasses.replace(gamma, id="mine.corollary_gamma", expr=gamma.expr / 100)
-    b = verify.falsify(copy, budget=60, exact=False)
+    how = {k: boundlab.registry.meta(gamma.id)[k] for k in ("algorithm", "function_class",
+                                                            "symbols")}
+    b = verify.falsify(copy, budget=60, exact=False, **how)  # judged as the original is
     assert a.worst_ratio > 0 and b.worst_ratio == pytest.approx(100 * a.worst_ratio, rel=1e-9)
     assert b.instance.judged_bound() is copy and b.to_row()["bound_value"] == b.instance.rhs
 

@@ -78,7 +78,7 @@ def test_benchmark_json_smoke(capsys):
     data = json.loads(capsys.readouterr().out)
     s = data["summary"]
     assert s["mutants"] == s["true"] + s["false"] + s["unknown"] > 0
-    assert set(s["layers"]) == {"fixed", "search", "exact", "overall"}
+    assert set(s["layers"]) == {"fixed", "search", "exact", "user", "overall"}
     assert "load average" in data["load"]
 
 
