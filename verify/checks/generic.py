@@ -90,6 +90,21 @@ def _judge(bound_id: str, name: str, ctx) -> list[CheckResult]:
     return out
 
 
+#: the main job's search budget of a bound judged over every participation path (FedAU) is
+#: the batched one divided by this (an instance there is 2^N runs; ``--budget`` overrides)
+PATHS_DIVISOR = 2
+
+
+def _paths(bound) -> bool:
+    """Whether ``bound`` is searched in expectation over every participation path (FedAU)."""
+    import boundlab
+
+    try:
+        return boundlab.registry.meta(bound.id).get("algorithm") == "fedau"
+    except Exception:  # noqa: BLE001 - no metadata: a plain search
+        return False
+
+
 def _batched(bound) -> bool:
     from ..falsify.plan import batched_plan_applies
 
@@ -173,6 +188,8 @@ def _search(bound, name, ctx) -> CheckResult:
     # the batched search evaluates thousands of instances a second; the quadratic fallback
     # (verify.worst_instance, one run each) about fifty: it keeps the earlier budget
     budget = ctx.search_budget(batched=batched_plan_applies(bound))
+    if _paths(bound) and ctx.falsify_budget is None:  # FedAU: each instance runs every
+        budget //= PATHS_DIVISOR  # participation path (2^N runs): fewer instances here
     res = falsify(bound.id, budget=max(10, budget), seed=0)
     inst = res.instance
     note = (f"verify.falsify, budget {budget} ({res.evaluations} instances, "
