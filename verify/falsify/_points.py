@@ -111,6 +111,28 @@ def _vector(name, v, d=None):
     return np.array([_num(f"{name}[]", e) for e in v])
 
 
+#: the Spec fields a saved quadratic instance holds
+QUADRATIC_SPEC = ("L", "mu", "D", "n_clients", "dim")
+
+
+def quadratic_spec_z(data) -> tuple:
+    """``(Spec, z)`` of a saved instance of the quadratic search family (at most 16 clients
+    and dimensions), validated: it comes from a file."""
+    from .families import Spec, get_family
+
+    if not isinstance(data, dict):
+        raise DomainError("instance data", data, "an object")
+    spec = data.get("spec")
+    if not isinstance(spec, dict) or set(spec) != set(QUADRATIC_SPEC):
+        raise DomainError("instance spec", spec, "an object with L, mu, D, n_clients, dim")
+    for k in ("n_clients", "dim"):
+        if isinstance(spec[k], bool) or not isinstance(spec[k], int) or not 1 <= spec[k] <= 16:
+            raise DomainError(f"instance spec {k}", spec[k], "an integer in 1..16")
+    spec = Spec(**{k: (v if k in ("n_clients", "dim") else _num(f"spec {k}", v))
+                   for k, v in spec.items()})
+    return spec, _vector("z", data.get("z"), get_family("quadratic").n_vars(spec))
+
+
 def check_data(data) -> dict:
     """The validated instance (module docstring); DomainError naming the bad field."""
     if not isinstance(data, dict) or data.get("kind") not in ("function", "vectors"):

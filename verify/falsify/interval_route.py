@@ -263,13 +263,9 @@ def measure_instance(bound, data) -> tuple:
 def certify(inst, float_ratio: float):
     """The exact certificate (module docstring); ``float64-only`` with the reason where the
     exact replay fails."""
-    from .certify import FLOAT64, Certificate, _float_error
+    from .routes import or_float64
 
-    try:
-        return _certify(inst)
-    except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
-        return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
-                           f"no exact replay: {exc}")
+    return or_float64(_certify, inst, float_ratio, "exact")
 
 
 def _certify(inst):

@@ -362,13 +362,9 @@ def measure_instance(bound, data) -> tuple:
 def certify(inst, float_ratio: float):
     """The ``mpmath-50`` certificate (module docstring); ``float64-only`` with the reason
     where the high-precision replay fails."""
-    from .certify import FLOAT64, Certificate, _float_error
+    from .routes import or_float64
 
-    try:
-        return _certify_mp(inst)
-    except (ArithmeticError, ValueError, TypeError) as exc:
-        return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
-                           f"no high-precision replay: {exc}")
+    return or_float64(_certify_mp, inst, float_ratio)
 
 
 def _stated(bound, algo, pts):

@@ -41,13 +41,15 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._points import QUADRATIC_SPEC
+
 __all__ = ["FAMILY", "LHS", "KINDS", "limit_round", "falsify_route", "measure_instance",
            "certify"]
 
 FAMILY = "plateau.quadratic"
 LHS = ("plateau_gap",)
 KINDS = ("upper",)
-_SPEC = ("L", "mu", "D", "n_clients", "dim")
+_SPEC = QUADRATIC_SPEC  # the Spec fields a saved instance holds (verify.falsify._points)
 _MINE = ("eta", "tau", "L", "zeta")
 _RTOL_CONSTANTS = 1e-10
 
@@ -192,20 +194,9 @@ def falsify_route(bound, budget, seed, setting, types):
 
 
 def _check_data(data) -> tuple:
-    from ._points import _num, _vector
-    from .families import Spec, get_family
+    from ._points import _num, quadratic_spec_z
 
-    if not isinstance(data, dict):
-        raise DomainError("instance data", data, "an object")
-    spec = data.get("spec")
-    if not isinstance(spec, dict) or set(spec) != set(_SPEC):
-        raise DomainError("instance spec", spec, "an object with L, mu, D, n_clients, dim")
-    for k in ("n_clients", "dim"):
-        if isinstance(spec[k], bool) or not isinstance(spec[k], int) or not 1 <= spec[k] <= 16:
-            raise DomainError(f"instance spec {k}", spec[k], "an integer in 1..16")
-    spec = Spec(**{k: (v if k in ("n_clients", "dim") else _num(f"spec {k}", v))
-                   for k, v in spec.items()})
-    z = _vector("z", data.get("z"), get_family("quadratic").n_vars(spec))
+    spec, z = quadratic_spec_z(data)
     tau = data.get("tau")
     if isinstance(tau, bool) or not isinstance(tau, int) or not 1 <= tau <= 200:
         raise DomainError("instance tau", tau, "an integer in 1..200")

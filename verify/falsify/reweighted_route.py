@@ -28,12 +28,14 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._points import QUADRATIC_SPEC
+
 __all__ = ["FAMILY", "LHS", "KINDS", "falsify_route", "measure_instance", "certify"]
 
 FAMILY = "reweighted.quadratic"
 LHS = ("reweighted_divergence_sq",)
 KINDS = ("upper",)
-_SPEC = ("L", "mu", "D", "n_clients", "dim")
+_SPEC = QUADRATIC_SPEC  # the Spec fields a saved instance holds (verify.falsify._points)
 
 
 def evaluate(bound, z, spec, phi, radius, fixed) -> tuple:
@@ -131,20 +133,9 @@ def falsify_route(bound, budget, seed, setting, types):
 
 
 def _check_data(data) -> tuple:
-    from ._points import _num, _vector
-    from .families import Spec, get_family
+    from ._points import _num, _vector, quadratic_spec_z
 
-    if not isinstance(data, dict):
-        raise DomainError("instance data", data, "an object")
-    spec = data.get("spec")
-    if not isinstance(spec, dict) or set(spec) != set(_SPEC):
-        raise DomainError("instance spec", spec, "an object with L, mu, D, n_clients, dim")
-    for k in ("n_clients", "dim"):
-        if isinstance(spec[k], bool) or not isinstance(spec[k], int) or not 1 <= spec[k] <= 16:
-            raise DomainError(f"instance spec {k}", spec[k], "an integer in 1..16")
-    spec = Spec(**{k: (v if k in ("n_clients", "dim") else _num(f"spec {k}", v))
-                   for k, v in spec.items()})
-    z = _vector("z", data.get("z"), get_family("quadratic").n_vars(spec))
+    spec, z = quadratic_spec_z(data)
     phi = _vector("phi", data.get("phi"), spec.n_clients)
     if np.any(phi < 0) or abs(phi.sum() - 1) > 1e-9:
         raise DomainError("instance phi", phi.tolist(), "weights >= 0 summing to 1")
@@ -162,8 +153,7 @@ def measure_instance(bound, data) -> tuple:
 
 def certify(inst, float_ratio: float):
     """``float64-only`` (module docstring), with the reason."""
-    from .certify import FLOAT64, Certificate, _float_error
+    from .routes import float64_only
 
-    return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
-                       "suprema by toys' float64 secular-equation solve (machine precision); "
-                       "no mpmath form")
+    return float64_only(inst, float_ratio, "suprema by toys' float64 secular-equation solve "
+                                           "(machine precision); no mpmath form")

@@ -32,7 +32,8 @@ from __future__ import annotations
 import importlib
 import math
 
-__all__ = ["MODULES", "route_for", "route_for_family", "families", "identity_ratio"]
+__all__ = ["MODULES", "route_for", "route_for_family", "families", "identity_ratio",
+           "float64_only", "or_float64"]
 
 #: the route modules of this package, in the order a bound is offered to them
 MODULES = ("weight_error_search", "points_route", "interval_route", "argmin_route",
@@ -75,3 +76,19 @@ def identity_ratio(measured, stated):
     if stated == 0:
         return math.inf
     return 1 + diff / abs(stated)
+
+
+def float64_only(inst, float_ratio: float, why: str):
+    """The ``float64-only`` certificate of ``inst`` at ``float_ratio``, saying ``why``."""
+    from .certify import FLOAT64, Certificate, _float_error
+
+    return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs, why)
+
+
+def or_float64(certify_fn, inst, float_ratio: float, what: str = "high-precision"):
+    """``certify_fn(inst)`` (a route's exact or mpmath certificate), or :func:`float64_only`
+    saying why where that replay fails (``no <what> replay: ...``)."""
+    try:
+        return certify_fn(inst)
+    except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
+        return float64_only(inst, float_ratio, f"no {what} replay: {exc}")

@@ -159,7 +159,7 @@ def measure_instance(bound, data) -> tuple:
 
 def certify(inst, float_ratio: float):
     """``float64-only`` (module docstring), with the reason."""
-    from .certify import FLOAT64, Certificate, _float_error
+    from .routes import float64_only
 
-    return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
-                       "FedSoftMax's weights as the engine computed them in float64")
+    return float64_only(inst, float_ratio, "FedSoftMax's weights as the engine computed them "
+                                           "in float64")

@@ -266,13 +266,9 @@ def _exact_lhs(bound, p, K, T, k):
 def certify(inst, float_ratio: float):
     """:func:`certify_exact`, or a float64-only certificate (with why) where the exact replay
     fails (:func:`verify.falsify.api` calls it for this module's instances)."""
-    from .certify import FLOAT64, Certificate, _float_error
+    from .routes import or_float64
 
-    try:
-        return certify_exact(inst)
-    except (ArithmeticError, ValueError, TypeError) as exc:
-        return Certificate(FLOAT64, float_ratio, _float_error(float_ratio), inst.lhs, inst.rhs,
-                           f"no exact replay: {exc}")
+    return or_float64(certify_exact, inst, float_ratio, "exact")
 
 
 def certify_exact(inst):
