@@ -200,8 +200,11 @@ _BUILTIN = (
             gives=("f_w", "f_star")),
     Measure("max_client_drift", "max_{r,i,k} ||x_i^(r,k) - xbar^(r,k)||^2, k = 1..tau",
             ("drift_max",), _max("drift_max")),
-    Measure("client_discrepancy", "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T",
-            ("disc_max",), lambda q: q["disc_max"], True),
+    Measure("client_discrepancy", "max_k sum_i p_i ||xbar^(r,k) - x_i^(r,k)||^2 per round r < T "
+            "(parameter eta = the step of the round's first iteration, the largest of the round "
+            "under a decreasing schedule: a bound in eta_t judged at it is the weaker claim)",
+            ("disc_max", "lr"), lambda q: q["disc_max"], True, lambda q: {"eta": q["lr"]},
+            gives=("eta",)),
     Measure("round_avg_gap", "(1/tau) sum_{k=1..tau} F(xbar^(r,k)) - F* per round r < T "
             "(parameters dist0, dist_tau, drift_sum = sum_i sum_{k=1..tau-1} ||x_i - xbar||^2)",
             ("shadow_gap", "dist2", "drift_sum"), lambda q: q["shadow_gap"], True,

@@ -48,12 +48,14 @@ def test_measure_of_the_drift_and_gradient_sides():
          "dist2": np.array([[4.0, 2.0, 1.0]]), "grad_norm2": np.array([[3.0, 2.0, 1.0]]),
          "drift_max": np.array([[0.1, 0.3]]), "drift_sum": np.array([[0.2, 0.4]]),
          "disc_max": np.array([[0.05, 0.07]]), "shadow_gap": np.array([[1.5, 0.7]]),
-         "kappa_max": np.array([[1.2, 1.7]]), "grad_norm2_virtual": np.array([[0.5, 1.5]])}
+         "kappa_max": np.array([[1.2, 1.7]]), "grad_norm2_virtual": np.array([[0.5, 1.5]]),
+         "lr": np.array([[0.2, 0.1]])}
     v, per = measures.measure("grad_norm_sq", q)
     assert v.tolist() == [[3.0, 2.0, 1.0]]
     assert (per["f_w"] - per["f_star"]).tolist() == q["gap"].tolist()
     assert measures.measure("max_client_drift", q)[0].tolist() == [[0.3]]
-    assert measures.measure("client_discrepancy", q)[0].tolist() == [[0.05, 0.07]]
+    v, per = measures.measure("client_discrepancy", q)  # eta: each round's first step
+    assert v.tolist() == [[0.05, 0.07]] and per["eta"].tolist() == [[0.2, 0.1]]
     assert measures.measure("Pi", q)[0].tolist() == [[1.7]]
     assert measures.measure(measures.VIRTUAL, q)[0].tolist() == [[1.0]]
     v, per = measures.measure("round_avg_gap", q)

@@ -68,12 +68,12 @@ def declared(bound, algorithm, function_class):
     if route is not None:  # not a run: verify.falsify sends it to its route
         raise NotApplicable(f"lhs {bound.lhs!r} is judged by {route.__name__} "
                             "(verify.falsify routes it there), not by a planned run")
-    if bound.kind != "upper":
-        raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
-    if bound.lhs not in measures.names():
+    if bound.lhs not in measures.names():  # the registry's reason first (an identity too)
         raise NotApplicable(f"lhs {bound.lhs!r} is not measured on a run: "
                             f"{measures.reason(bound.lhs)} (verify.measures: "
                             f"{', '.join(measures.names())})")
+    if bound.kind != "upper":
+        raise NotApplicable(f"{bound.id} is a {bound.kind!r} statement, not an upper bound")
     check_population_measures(measures.paper_name(bound.lhs, algo), algo)
     if algo not in ALGORITHMS and algo not in _toys_names():
         raise NotApplicable(f"algorithm {algo!r}: falsify runs {', '.join(ALGORITHMS)} and "

@@ -335,7 +335,10 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
     tau_names = [k for k in LOCAL_NAMES if k in s]
     tau_grid = (1,) if algo == "gd" else (
         (int(s.pop(tau_names[0])),) if tau_names else TAU_GRID)
-    step_name, step_fixed, notes, step_given = step_of(names, s, spec.L)
+    # under BM's schedule (a shift symbol) the steps come from it: a step the lhs's measure
+    # gives per round (client_discrepancy's eta_t) is not a second searched step
+    given_by_lhs = set(_gives(bound.lhs)) if shift_name(bound, symbols) else set()
+    step_name, step_fixed, notes, step_given = step_of(names - given_by_lhs, s, spec.L)
     shift = step_name is not None and step_name == shift_name(bound, symbols)
     if shift:
         notes = [f"{step_name} is the shift of BM's step schedule eta_t = 1/(mu (t + "
