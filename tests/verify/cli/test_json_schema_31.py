@@ -72,8 +72,8 @@ def test_bounds_eval_json_names_the_schema_keys_and_keeps_the_old_ones_deprecate
 
 
 def test_falsify_json_writes_nan_as_null(capsys, tmp_path):
-    """It wrote the string "nan" (skew.speed, a constant its theorem defines, is not judged: no ratio);
-    the file of --save writes it the same way."""
+    """It wrote the string "nan" (skew.speed, a constant its theorem defines, is not judged: no
+    ratio); the file of --save writes it the same way."""
     saved = tmp_path / "r.json"
     d = run_json(["falsify", "skew.speed", "--budget", "10", "--no-exact", "--json",
                   "--save", str(saved)], capsys)
