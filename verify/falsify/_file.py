@@ -35,13 +35,36 @@ def bound_record(bound) -> dict:
     """The plain statement of ``bound`` saved in the file."""
     import sympy as sp
 
-    from boundlab.integrity import sha256
 
     pcs = [[sp.sstr(pc.lhs), pc.op, sp.sstr(pc.rhs), pc.text] for pc in bound.preconditions]
     return {"id": bound.id, "source": str(bound.source), "kind": bound.kind, "lhs": bound.lhs,
             "expr": sp.sstr(bound.expr), "params": list(bound.params),
             "extra_params": list(bound.extra_params), "preconditions": pcs,
-            "srepr_sha256": sha256(sp.srepr(bound.expr).encode())}
+            "srepr_sha256": expr_digest(bound.expr)}
+
+
+def expr_digest(expr) -> str:
+    """SHA-256 of the ``srepr`` of ``expr`` with every symbol by its name alone: the structure
+    the text must read back to, whatever assumptions the writing process had attached to its
+    symbols (they differ between a symbol built with its catalogue domain and one a process
+    derived more facts for)."""
+    import sympy as sp
+
+    from boundlab.integrity import sha256
+
+    plain = expr.xreplace({s: sp.Symbol(s.name) for s in expr.free_symbols
+                           if isinstance(s, sp.Symbol)})
+    return sha256(sp.srepr(plain).encode())
+
+
+def _digests(expr) -> tuple:
+    """The digests a saved expression may carry: :func:`expr_digest`, and the full ``srepr``
+    one of files written before it."""
+    import sympy as sp
+
+    from boundlab.integrity import sha256
+
+    return expr_digest(expr), sha256(sp.srepr(expr).encode())
 
 
 def _claim(doc) -> dict:
@@ -153,21 +176,19 @@ def _validate_run(inst, path) -> None:
 def _bound(rec, path):
     """The saved statement: the registered Bound of that id when it states the same expression,
     else rebuilt from the text (and checked against the saved srepr digest)."""
-    import sympy as sp
 
     import boundlab
     from boundlab import Bound, Precondition, make_params
-    from boundlab.integrity import sha256
 
     try:
         known = boundlab.get(rec["id"])
-        if sha256(sp.srepr(known.expr).encode()) == rec["srepr_sha256"]:
+        if rec["srepr_sha256"] in _digests(known.expr):
             return known
     except boundlab.errors.UnknownNameError:
         pass
     names = set(rec["params"]) | set(rec["extra_params"])
     expr = _parse(rec["expr"], names, path)
-    if sha256(sp.srepr(expr).encode()) != rec["srepr_sha256"]:
+    if rec["srepr_sha256"] not in _digests(expr):
         raise IntegrityError(path, "bound.expr", "the saved expression",
                              "it does not read back to its saved digest")
     pcs = tuple(Precondition(_parse(a, names, path), op, _parse(b, names, path), str(text))

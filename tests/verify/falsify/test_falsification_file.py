@@ -74,3 +74,19 @@ def test_a_saved_falsification_replays_in_a_new_process(saved):
                          text=True, timeout=300, check=True)
     assert float(out.stdout.strip()) == res.instance.replay()
     assert math.isfinite(res.instance.replay())
+
+
+def test_a_symbol_with_other_assumptions_reads_back(tmp_path):
+    """The digest binds the expression's structure, not the assumptions the writing process
+    attached to its symbols (a symbol E built positive but not integer read back as
+    boundlab.sym("E") failed the digest before)."""
+    import sympy as sp
+
+    from verify.falsify._file import _digests, expr_digest
+    from verify.falsify._expr_text import parse
+
+    E, b = sp.Symbol("E", positive=True), sp.Symbol("beta", positive=True)
+    expr = 1 - 1 / b + (1 - b) ** E / b
+    back = parse(sp.sstr(expr), {"E", "beta"}, "x")
+    assert expr_digest(back) == expr_digest(expr) and expr_digest(expr) in _digests(back)
+    assert expr_digest(1 - 1 / b) != expr_digest(expr)  # the structure still counts
