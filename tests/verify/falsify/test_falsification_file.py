@@ -82,8 +82,8 @@ def test_a_symbol_with_other_assumptions_reads_back(tmp_path):
     boundlab.sym("E") failed the digest before)."""
     import sympy as sp
 
-    from verify.falsify._file import _digests, expr_digest
     from verify.falsify._expr_text import parse
+    from verify.falsify._file import _digests, expr_digest
 
     E, b = sp.Symbol("E", positive=True), sp.Symbol("beta", positive=True)
     expr = 1 - 1 / b + (1 - b) ** E / b
