@@ -287,10 +287,10 @@ _CONSTANT = "a constant or an exact identity of the theory, not a run quantity"
 #: a constant a theorem *defines* by its formula (BM's V and E of Corollary 4): no run or
 #: computation gives it another way, so a different formula for it is a different definition,
 #: judged through the bound that uses it (skew.corollary_gamma), never on its own
-_DEFINED = ("a constant defined by its theorem's formula (BM's Corollary 4), an identity of the "
-            "theory with no independent measurement: judge the bound that uses it "
-            "(skew.corollary_gamma, searched by verify.falsify with gamma as BM's schedule "
-            "shift)")
+_DEFINED = ("a constant of BM's Corollary 4 (V, V_min, V_FedAvg, the E-term), not a value of a "
+            "run: rebuilt from skew.recursion by the corollary's induction "
+            "(verify.checks.skew_constants; judged by verify.falsify.constants_route at "
+            "searched points, mpmath)")
 _POINTS = ("a property of a client objective at chosen points (verify.checks.drift_properties; "
            "judged by verify.falsify.points_route at searched points)")
 #: left-hand sides no run gives, and why (the checks of verify.checks judge most of them)

@@ -42,6 +42,8 @@ Example
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 
 import boundlab
@@ -58,10 +60,18 @@ POINTS = ((2.0, 1.0, 2, 0.5, 0.3, 0.2, 1.5, 2.5, 1.0), (1.0, 1.0, 2, 1.0, 0.0, 0
 NAMES = ("L", "mu", "E", "G", "sigma", "Gamma", "rho_bar", "rho_tilde", "D0")
 
 
-def recursion_coefficients(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde):
-    """(B, C, D) of skew.recursion = (1 - eta mu B) Delta + eta^2 C + eta D at the point."""
-    r = mp_function(boundlab.get("skew.recursion"), _REC)
-    with mpmath.workdps(DPS):
+@functools.lru_cache(maxsize=1)
+def _recursion():
+    """skew.recursion as an mpmath function of :data:`_REC` (made once: sympy's lambdify is
+    most of an evaluation's time)."""
+    return mp_function(boundlab.get("skew.recursion"), _REC)
+
+
+def recursion_coefficients(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde, dps=DPS):
+    """(B, C, D) of skew.recursion = (1 - eta mu B) Delta + eta^2 C + eta D at the point
+    (mpmath at ``dps`` digits)."""
+    r = _recursion()
+    with mpmath.workdps(dps):
         def at(delta, eta):
             return r(mpmath.mpf(delta), mpmath.mpf(eta), mu, L, E, G, sigma, Gamma, rho_bar,
                      rho_tilde)
@@ -69,36 +79,41 @@ def recursion_coefficients(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde):
         D = at(0, 1) - C
         B = (1 + C + D - at(1, 1)) / mpmath.mpf(mu)
         pred = (1 - mpmath.mpf("0.5") * mu * B) * 3 + C / 4 + D / 2
-        if abs(at(3, "0.5") - pred) > mpmath.mpf(10) ** (8 - DPS) * (1 + abs(pred)):
+        if abs(at(3, "0.5") - pred) > mpmath.mpf(10) ** (8 - dps) * (1 + abs(pred)):
             raise ValueError("skew.recursion is not (1 - eta mu B) Delta + eta^2 C + eta D")
         return B, C, D
 
 
-def corollary_constants(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde, D0, gamma=None):
+def corollary_constants(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde, D0, gamma=None,
+                        dps=DPS, exact=False):
     """(V, clipped E-term, unclipped E-term) by the corollary's induction with beta = 1/mu;
-    ``gamma`` default: max(4L/mu, B, E - 1)."""
-    B, C, D = recursion_coefficients(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde)
-    with mpmath.workdps(DPS):
+    ``gamma`` default: max(4L/mu, B, E - 1); floats, or mpmath numbers at ``dps`` digits
+    with ``exact``."""
+    B, C, D = recursion_coefficients(L, mu, E, G, sigma, Gamma, rho_bar, rho_tilde, dps)
+    with mpmath.workdps(dps):
         beta = 1 / mpmath.mpf(mu)
         g = max(4 * mpmath.mpf(L) / mu, B, mpmath.mpf(E) - 1) if gamma is None else gamma
         k = beta * mu * B - 1
         V = mpmath.mpf(L) / 2 * (g * mpmath.mpf(D0) ** 2 + beta**2 * C / k)
         err = mpmath.mpf(L) / 2 * D * beta / k
-        return float(V), float(max(0, err)), float(err)
+        out = V, max(0, err), err
+        return out if exact else tuple(float(v) for v in out)
 
 
-def vmin(L, mu, E, G, sigma, Gamma, D0) -> float:
-    """lim_{rho_bar -> inf} V at gamma = 4L/mu: B, C affine in rho_bar (checked at 3 points)."""
-    pts = [recursion_coefficients(L, mu, E, G, sigma, Gamma, rb, rb) for rb in (1, 2, 7)]
-    with mpmath.workdps(DPS):
+def vmin(L, mu, E, G, sigma, Gamma, D0, dps=DPS, exact=False):
+    """lim_{rho_bar -> inf} V at gamma = 4L/mu: B, C affine in rho_bar (checked at 3 points);
+    a float, or the mpmath number at ``dps`` digits with ``exact``."""
+    pts = [recursion_coefficients(L, mu, E, G, sigma, Gamma, rb, rb, dps) for rb in (1, 2, 7)]
+    with mpmath.workdps(dps):
         (B1, C1, _), (B2, C2, _), (B7, C7, _) = pts
         bs, cs = B2 - B1, C2 - C1
-        if abs(B7 - (B1 + 6 * bs)) + abs(C7 - (C1 + 6 * cs)) > mpmath.mpf(10) ** (8 - DPS) * (
+        if abs(B7 - (B1 + 6 * bs)) + abs(C7 - (C1 + 6 * cs)) > mpmath.mpf(10) ** (8 - dps) * (
                 1 + abs(C7)):
             raise ValueError("B, C of skew.recursion are not affine in rho_bar")
         beta = 1 / mpmath.mpf(mu)
-        return float(mpmath.mpf(L) / 2 * (4 * mpmath.mpf(L) / mu * mpmath.mpf(D0) ** 2
-                                          + beta**2 * cs / (beta * mu * bs)))
+        v = mpmath.mpf(L) / 2 * (4 * mpmath.mpf(L) / mu * mpmath.mpf(D0) ** 2
+                                 + beta**2 * cs / (beta * mu * bs))
+        return v if exact else float(v)
 
 
 def _row(bid, value, prm, note, extra=()):

@@ -6,7 +6,7 @@ with an instance that :meth:`Instance.replay` re-runs on the real engine (``toys
 Layout: ``families/`` (one module per search family, a registry and its protocol), ``plan.py``,
 ``_plan_setting.py`` and ``_plan_parts.py`` (what runs, from the bound's registration),
 ``population.py`` (a family's instances run on ``toys.run_many``, toys' own algorithms) with
-``algorithms.py`` (how each algorithm maps onto toys, its hyper-parameter grids and step
+``toys_map.py`` (how each algorithm maps onto toys, its hyper-parameter grids and step
 schedules) and ``fedau_paths.py`` (FedAU in expectation over its Bernoulli paths),
 ``search.py`` (the population search, local or on Dask; what a left-hand side measures is
 :mod:`verify.measures`), ``pep.py``, ``exact.py`` and

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import algorithms as _algorithms
+from . import toys_map as _toys_map
 from ._keys import FEDAU_PATH_KEYS, ROUND_KEYS, STATE_KEYS
 
 __all__ = ["NotApplicable", "POPULATION_ARRAYS", "check_population_measures", "unit_skew",
@@ -197,7 +197,7 @@ def run_extras(bound, algo, spec, participation, grid, decaying, given=()):
         raise NotApplicable(f"4L/mu = {4 * spec.L / spec.mu:g} < 1 + 3/(8 p_min) = "
                             f"{1 + 3 / (8 * p_min):g}: the gamma of BM's step would depend on "
                             "the measured weights (give eta= for a constant step)")
-    return grid, _algorithms.SCHEDULES[algo], [
+    return grid, _toys_map.SCHEDULES[algo], [
         "step eta_t = 1/(mu (t + gamma)), t = SGD iteration, gamma = max(4L/mu, 1 + 3/(8 p_min), "
         "E - 1) (BM's corollary step; pass eta= for a constant step)"] + notes
 

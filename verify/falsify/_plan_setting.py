@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 
 from ._plan_parts import NotApplicable, check_no_pinned_setting, check_population_measures
-from .algorithms import ALGORITHMS
 from .families.registry import CLASSES, Spec
+from .toys_map import ALGORITHMS
 
 __all__ = ["SCALE_FACTORS", "ZETA_DEFAULT", "HETEROGENEITY", "scales", "declared",
            "check_declared", "spec_of", "heterogeneity"]

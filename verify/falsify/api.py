@@ -54,7 +54,7 @@ def _algorithm_hyper(bound, algorithm) -> set:
     import boundlab
     import toys
 
-    from .algorithms import ALGORITHMS
+    from .toys_map import ALGORITHMS
 
     try:
         algorithm = boundlab.registry.meta(bound.id).get("algorithm") or algorithm

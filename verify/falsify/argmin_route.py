@@ -41,7 +41,8 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .routes import identity_ratio
+from . import _param_search as _ps
+from ._param_search import at_exact, sample_param  # noqa: F401 - this module's API
 
 __all__ = ["FAMILY", "LHS", "KINDS", "DEFINITIONS", "definition_of", "params_of", "solve",
            "solve_mp",
@@ -207,36 +208,6 @@ def _mp_bracket(g, d, guess):
     raise ArithmeticError("no bracket of the defining equation's root below 2^3000")
 
 
-def sample_param(domain, n: int, rng, int_hi: int = 10 ** 6) -> np.ndarray:
-    """n seeded values in ``domain``: a bounded real interval uniform, log-uniform towards its
-    lower and towards its upper end (thirds; the closed upper end itself one time in 20); a
-    positive (or non-negative) real log-uniform over lo + [1e-3, 1e3]; an integer 70 % in
-    lo..lo+19, else log-uniform up to ``int_hi``.
-
-    >>> from boundlab.domains import Domain
-    >>> x = sample_param(Domain(0, 1), 1000, np.random.default_rng(0))
-    >>> bool(((x > 0) & (x < 1)).all()), bool((x < 1e-3).any() and (x > 1 - 1e-3).any())
-    (True, True)
-    """
-    lo = domain.lo if math.isfinite(domain.lo) else -1e3
-    if domain.integer:
-        first = math.floor(lo) + 1 if domain.lo_open else math.ceil(lo)
-        top = min(int_hi, domain.hi) if math.isfinite(domain.hi) else int_hi
-        big = np.floor(first * np.exp(rng.random(n) * math.log(max(top / max(first, 1), 1))))
-        small = rng.integers(first, min(first + 20, int(top) + 1), n)
-        return np.clip(np.where(rng.random(n) < 0.7, small, big), first, top).astype(float)
-    if not math.isfinite(domain.hi):
-        return lo + 10.0 ** rng.uniform(-3, 3, n)
-    hi, w = domain.hi, domain.hi - lo
-    u, kind = rng.random(n), rng.integers(0, 3, n)
-    t = 10.0 ** (-12 * rng.random(n))  # log-uniform in [1e-12, 1]
-    x = np.where(kind == 0, lo + u * w, np.where(kind == 1, lo + t * w, hi - t * w))
-    if not domain.hi_open:
-        x = np.where(rng.random(n) < 0.05, hi, x)
-    eps = 1e-15 * max(w, 1.0)
-    return np.clip(x, lo + eps if domain.lo_open else lo, hi - eps if domain.hi_open else hi)
-
-
 def _domains(bound, d: Definition) -> dict:
     """The domain of each searched parameter: the judged bound's where it has one, else the
     catalogue expression's, else the symbol's default (T of Corollary 4's equation)."""
@@ -275,76 +246,16 @@ def evaluate(bound, d: Definition, pts: dict) -> tuple:
     """``(ratio, measured x*, stated)`` (P,) float64 at the parameter arrays ``pts``: ratio
     :func:`identity_ratio` (nan where either side is not finite; -inf outside the bound's
     preconditions)."""
-    from ._power_truth import _feasible
-
     x = solve(d.name, pts)
-    names = set(bound.params) | set(bound.extra_params)
-    try:
-        with np.errstate(all="ignore"):
-            s = np.broadcast_to(np.asarray(bound.evaluate_from(pts), dtype=float), x.shape)
-        ok = _feasible(bound, {k: v for k, v in pts.items() if k in names})
-    except (ArithmeticError, ValueError, TypeError, KeyError):
-        s, ok = np.full(x.shape, np.nan), np.ones(x.shape, dtype=bool)
-    r = np.array([identity_ratio(float(a), float(b)) if math.isfinite(a) and math.isfinite(b)
-                  else math.nan for a, b in zip(x, s)])
-    return np.where(ok, r, -np.inf), x, s
-
-
-def _points(doms, fixed, n, rng):
-    pts = {k: sample_param(dom, n, rng) for k, dom in doms.items()}
-    return {k: np.full(n, fixed[k]) if k in fixed else v for k, v in pts.items()} | \
-        {k: np.full(n, v) for k, v in fixed.items() if k not in pts}
-
-
-def _moves(doms, pts, fixed, n, rng, scale):
-    """n local moves around ``pts``: each free real moved on a log scale (towards either
-    end of a bounded domain), each free integer by a log-normal factor, kept in its domain."""
-    i = rng.integers(0, len(next(iter(pts.values()))), n)
-    out = {}
-    for k, v in pts.items():
-        v = v[i]
-        dom = doms.get(k)
-        if k in fixed or dom is None:
-            out[k] = v
-            continue
-        z = rng.normal(0.0, scale, n)
-        if dom.integer:
-            w = np.rint(v * np.exp(z) + rng.integers(-1, 2, n))
-        elif math.isfinite(dom.hi):
-            up = rng.random(n) < 0.5
-            w = np.where(up, dom.hi - (dom.hi - v) * np.exp(z), dom.lo + (v - dom.lo) * np.exp(z))
-        else:
-            w = v * np.exp(z)
-        out[k] = np.where(dom.bad_mask(w), v, w)
-    return out
-
-
-def _score(r):
-    """The search's ranking of ratios: a non-finite stated side (nan ratio: the bound not
-    real or overflowing in float64 there) ranks above every ratio within 1e-6 of 1 and below
-    every larger one; the certificate decides it in high precision."""
-    return np.where(np.isnan(r), 1 + 1e-6, r)
+    r, s = _ps.identity_ratios(bound, x, pts)
+    return r, x, s
 
 
 def search(bound, d: Definition, budget: int, seed: int, fixed: dict) -> tuple:
-    """``(worst parameters, evaluations)``: random points, then local moves around the 8
-    worst (module docstring)."""
-    rng = np.random.default_rng([int(seed), 3003])
-    doms = _domains(bound, d)
-    n1 = max(1, int(0.6 * budget))
-    pts = _points(doms, fixed, n1, rng)
-    r = _score(evaluate(bound, d, pts)[0])
-    done, scale = n1, 1.0
-    while done < budget:
-        top = np.argsort(-r)[:8]
-        n = min(budget - done, 40)
-        new = _moves(doms, {k: v[top] for k, v in pts.items()}, fixed, n, rng, scale)
-        rr = _score(evaluate(bound, d, new)[0])
-        pts = {k: np.concatenate([pts[k], new[k]]) for k in pts}
-        r = np.concatenate([r, rr])
-        done, scale = done + n, max(scale * 0.8, 1e-3)
-    b = int(np.argmax(r))
-    return {k: float(v[b]) for k, v in pts.items()}, done
+    """``(worst parameters, evaluations)``: :func:`verify.falsify._param_search.search` of
+    :func:`evaluate`'s ratio (module docstring)."""
+    return _ps.search(_domains(bound, d), fixed, lambda pts: evaluate(bound, d, pts)[0],
+                      budget, seed)
 
 
 def falsify_route(bound, budget: int, seed: int, setting: dict, types):
@@ -376,18 +287,7 @@ def _check_data(bound, data) -> tuple:
     if d.name != definition_of(bound).name:
         raise DomainError("instance definition", name, f"{definition_of(bound).name} (the "
                           f"bound's lhs {bound.lhs!r})")
-    if not isinstance(params, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in params.values()):
-        raise DomainError("instance params", params, "an object of parameter names and "
-                          "finite numbers")
-    doms = _domains(bound, d)
-    for k in params_of(name):
-        if k not in params:
-            raise DomainError("instance params", sorted(params), f"values of {params_of(name)}")
-        if bool(doms[k].bad_mask(np.asarray(float(params[k])))):
-            raise DomainError(f"instance {k}", params[k], doms[k].describe())
-    return d, {k: float(v) for k, v in params.items()}
+    return d, _ps.check_params(params, params_of(name), _domains(bound, d))
 
 
 def measure_instance(bound, data) -> tuple:
@@ -406,9 +306,6 @@ def certify(inst, float_ratio: float):
 
 
 def _certify_mp(inst):
-    import mpmath
-    import sympy as sp
-
     from .certify import Certificate
 
     bound = inst.judged_bound()
@@ -420,45 +317,5 @@ def _certify_mp(inst):
     (x50, w50), (x70, w70) = (solve_mp(d.name, params, dps, x_f) for dps in (50, 70))
     if x50 is None or x70 is None:
         raise ArithmeticError("no bracket of the defining root at the instance")
-    vals = {n: sp.Rational(v) for n, v in params.items()}
-    stated = sp.N(at_exact(bound.expr, vals), 60)
-    if stated.free_symbols:
-        raise ArithmeticError(f"the bound is not a number at the instance: {stated}")
-    if not (stated.is_real and stated.is_finite):  # complex, infinite or undefined
-        return Certificate(CERTIFICATE, math.inf, 0.0, float(x70), math.nan,
-                           f"the bound is not a finite real number at the instance ({stated}; "
-                           f"sympy, exact parameters) where {bound.lhs} = "
-                           f"{mpmath.nstr(x70, 17)} (certificate {CERTIFICATE})")
-    with mpmath.workdps(60):
-        s = mpmath.mpf(str(stated))
-        ratio = identity_ratio(x70, s)
-        err_x = abs(x50 - x70) + w50 + w70
-        if s == 0:
-            e = 0 if err_x == 0 else mpmath.inf
-        else:
-            e = err_x / abs(s) + abs(ratio) * mpmath.mpf(10) ** -50
-        why = "" if float(ratio) < math.inf else (
-            f"measured / bound beyond the float range: {bound.lhs} = {mpmath.nstr(x70, 6)}, "
-            f"the bound {mpmath.nstr(s, 6)} (mpmath)")
-        return Certificate(CERTIFICATE, float(ratio), float(e) * (1 + 2 ** -40) + 1e-300,
-                           float(x70), float(s), why)
-
-
-def at_exact(expr, vals: dict):
-    """``expr`` at the exact values ``vals`` (name -> sympy number); ``sympy.nan`` where a
-    Max / Min / Piecewise meets a non-real argument (sympy refuses to compare it).
-
-    >>> import sympy as sp
-    >>> at_exact(sp.Max(1, sp.log(sp.Symbol("x"))), {"x": sp.Integer(-1)})
-    nan
-    """
-    import sympy as sp
-
-    try:
-        return expr.xreplace({x: vals[x.name] for x in expr.free_symbols if x.name in vals})
-    except (ValueError, TypeError) as exc:
-        if "comparable" in str(exc) or "relational" in str(exc).lower():
-            return sp.nan
-        raise
-
-
+    return _ps.identity_certificate(bound, params, x70, abs(x50 - x70) + w50 + w70,
+                                    CERTIFICATE)

@@ -38,7 +38,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from .argmin_route import at_exact, sample_param
+from ._param_search import at_exact, sample_param
 from .routes import identity_ratio
 
 __all__ = ["FAMILY", "LHS", "KINDS", "K_HI", "EXACT_K", "interval_moments", "as_fraction",

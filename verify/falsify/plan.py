@@ -12,7 +12,7 @@ follows them:
   000/001's loss-weighted aggregation, temperature searched; strongly convex classes, where
   the clients' minima F_i* it scores with exist) or ``"fedau"`` (seed 002, judged in expectation
   over every Bernoulli participation path: :mod:`verify.falsify.fedau_paths`, which gives
-  its F, W, Q, G, PsiG, delta and global step eta); see :mod:`verify.falsify.algorithms`. Any
+  its F, W, Q, G, PsiG, delta and global step eta); see :mod:`verify.falsify.toys_map`. Any
   other algorithm is *not applicable* (it is never replaced by another one);
 * ``function_class`` picks the families (:func:`~verify.falsify.families.families_for`);
   strongly convex instances use ``mu`` (setting, default L/10), the others mu = 0;
@@ -21,7 +21,7 @@ follows them:
 Run settings the bound leaves free are searched: the horizon ``T`` (grid :data:`T_GRID`
 unless ``T=`` is given), the local steps (grid :data:`TAU_GRID` unless ``tau=``), the
 algorithm's hyper-parameter (FedProx's alpha, beta's beta: the grids of
-:data:`verify.falsify.algorithms.HYPER` unless the setting gives it), and the step size when
+:data:`verify.falsify.toys_map.HYPER` unless the setting gives it), and the step size when
 the bound names one (``eta``, ``lr`` or ``gamma``): log-uniform in [eta_max/20, eta_max],
 eta_max the largest step its preconditions allow (bisection; at most 2/L, where gradient
 descent on an L-smooth convex function still descends). A precondition that names the step
@@ -29,7 +29,7 @@ alone on one side (``gamma >= 1/(2 E (L + alpha))``) bounds the range by the oth
 value, so a theorem's prescribed step (``<=`` and ``>=`` together) is searched at that step
 exactly. A bound that names no step size is judged at ``eta=`` of the setting, default 1/L
 (stated in the result), or, for an algorithm analysed with a decaying step
-(:data:`verify.falsify.algorithms.SCHEDULES`: fedsoftmax), at that step, BM's
+(:data:`verify.falsify.toys_map.SCHEDULES`: fedsoftmax), at that step, BM's
 eta_t = 1/(mu (t + gamma)) with gamma = max(4L/mu, 1 + 3/(8 p_min), E - 1). A bound whose
 metadata reads its ``T`` as SGD iterations (``symbols`` T = ``rounds*local_steps``, BM) gets
 T = rounds x local steps (the grid stays one of rounds).
@@ -88,7 +88,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import algorithms as _algorithms
+from . import toys_map as _toys_map
 from ._plan_parts import (
     LOCAL_NAMES,
     STEP_NAMES,
@@ -115,8 +115,8 @@ from ._plan_setting import (
     scales,
     spec_of,
 )
-from .algorithms import ALGORITHMS
 from .families.registry import Spec
+from .toys_map import ALGORITHMS
 
 __all__ = ["Plan", "NotApplicable", "make_plan", "T_GRID", "TAU_GRID", "ALGORITHMS"]
 
@@ -169,7 +169,7 @@ class Plan:
         spec = dataclasses.replace(s, L=s.L * l_factor, mu=s.mu * l_factor, D=s.D * d_factor,
                                    zeta=zeta)
         step = None if self.step_fixed is None else self.step_fixed / l_factor
-        f = _algorithms.unit_factor(self.algorithm, l_factor, d_factor)
+        f = _toys_map.unit_factor(self.algorithm, l_factor, d_factor)
         grid = tuple({k: v * f if k in self.hyper_scaled else v for k, v in h.items()}
                      for h in self.hyper_grid)
         return dataclasses.replace(self, spec=spec, step_fixed=step, scales=((1.0, 1.0),),
@@ -228,13 +228,13 @@ class Plan:
             return 1.0 / (self.spec.mu * (t[None, :] + eta[:, None]))
         if self.schedule is None:
             return eta
-        sched = _algorithms.schedule(self.spec.mu, self.bm_gamma(T, tau), T, tau)
+        sched = _toys_map.schedule(self.spec.mu, self.bm_gamma(T, tau), T, tau)
         return np.tile(sched, (eta.shape[0], 1))
 
     def bm_gamma(self, T: int, tau: int) -> float:
-        """gamma of BM's step schedule (:func:`verify.falsify.algorithms.bm_gamma`)."""
+        """gamma of BM's step schedule (:func:`verify.falsify.toys_map.bm_gamma`)."""
         s = self.spec
-        return _algorithms.bm_gamma(s.L, s.mu, self.scalars(T, tau)["p_min"], tau)
+        return _toys_map.bm_gamma(s.L, s.mu, self.scalars(T, tau)["p_min"], tau)
 
     def accepts(self, family) -> bool:
         """Whether ``family`` gives every parameter of this plan (G / PsiG of FedAU's bounds:
@@ -249,7 +249,7 @@ class Plan:
 
     def toys_call(self) -> tuple:
         """``(algorithm, keyword arguments)`` of ``toys.run`` for this plan's algorithm."""
-        return _algorithms.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
+        return _toys_map.toys_call(self.algorithm, self.hyper, self.spec.n_clients)
 
     def eta_range(self, T: int, tau: int):
         """(lo, hi) of the step size for a run of ``T`` rounds of ``tau`` local steps (of BM's
@@ -344,16 +344,16 @@ def make_plan(bound, setting: dict, algorithm=None, function_class=None,
         notes = [f"{step_name} is the shift of BM's step schedule eta_t = 1/(mu (t + "
                  f"{step_name})), searched from the smallest value the preconditions allow to "
                  "20 times it"]
-    decaying = step_name is None and not step_given and algo in _algorithms.SCHEDULES
+    decaying = step_name is None and not step_given and algo in _toys_map.SCHEDULES
     if decaying:  # the algorithm's schedule, not 1/L (run_extras)
         step_fixed, notes = None, []
     try:
-        hyper_grid, hyper_scaled = _algorithms.hyper_grid(algo, s, spec.L, spec.D)
+        hyper_grid, hyper_scaled = _toys_map.hyper_grid(algo, s, spec.L, spec.D)
     except ValueError as exc:
         from boundlab.errors import DomainError
 
         raise DomainError("setting", setting, str(exc)) from exc
-    notes += _algorithms.notes(algo, hyper_grid, hyper_scaled)
+    notes += _toys_map.notes(algo, hyper_grid, hyper_scaled)
     hetero = sorted(names & HETEROGENEITY)
     spec, measured, het_notes = heterogeneity(spec, hetero, algo, fclass, s)
     notes += het_notes

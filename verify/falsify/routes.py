@@ -38,7 +38,7 @@ __all__ = ["MODULES", "route_for", "route_for_family", "families", "identity_rat
 #: the route modules of this package, in the order a bound is offered to them
 MODULES = ("weight_error_search", "points_route", "interval_route", "argmin_route",
            "complexity_route", "plateau_route", "reweighted_route", "kappa_route",
-           "softmax_route")
+           "softmax_route", "constants_route")
 
 
 def _modules():

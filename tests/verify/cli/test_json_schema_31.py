@@ -72,12 +72,12 @@ def test_bounds_eval_json_names_the_schema_keys_and_keeps_the_old_ones_deprecate
 
 
 def test_falsify_json_writes_nan_as_null(capsys, tmp_path):
-    """It wrote the string "nan" (skew.speed, a constant its theorem defines, is not judged: no
+    """It wrote the string "nan" (skew.rate_order, an O(.) statement, is not judged: no
     ratio); the file of --save writes it the same way."""
     saved = tmp_path / "r.json"
-    d = run_json(["falsify", "skew.speed", "--budget", "10", "--no-exact", "--json",
+    d = run_json(["falsify", "skew.rate_order", "--budget", "10", "--no-exact", "--json",
                   "--save", str(saved)], capsys)
-    assert d["bound_id"] == "skew.speed" and d["verdict"] == "not-applicable"
+    assert d["bound_id"] == "skew.rate_order" and d["verdict"] == "not-applicable"
     on_disk = strict(saved.read_text())
     for doc in (d, on_disk):
         for key in ("worst_ratio", "ratio", "measured", "bound_value"):

@@ -11,8 +11,8 @@ import pytest
 def _run_population(st, eta, *, rounds, tau, algo="fedavg", hyper=None, masks=None,
                     virtual=False):
     import toys
-    from verify.falsify.algorithms import toys_call
     from verify.falsify.population import FamilyPopulation, quantities
+    from verify.falsify.toys_map import toys_call
 
     pop = FamilyPopulation(st)
     name, kw = toys_call(algo, hyper or {}, pop.n_clients)

@@ -127,8 +127,8 @@ def test_gd_bound_runs_gd_not_fedavg_e2(register):
 @pytest.mark.parametrize("kw,reason", [
     ({"algorithm": "fedsgd"}, "algorithm 'fedsgd'"),  # no such algorithm in toys
     ({"function_class": None}, "function_class"),
-    ({"lhs": "speed_constant"}, "not measured on a run: a constant defined by its theorem's "
-                                "formula"),  # the reason of verify.measures.NOT_MEASURED
+    ({"lhs": "speed_constant"}, "not measured on a run: a constant of BM's Corollary 4"),
+    # (an upper bound: the reason of verify.measures.NOT_MEASURED; identities take a route)
     ({"lhs": "plateau_gap"}, "neither computed on the limit round"),  # its route's reason
     ({"algorithm": "fedavg", "params": ("L", "D", "T", "Gamma")}, "heterogeneity"),
     ({"params": ("L", "D", "T", "kappa")}, "kappa"),

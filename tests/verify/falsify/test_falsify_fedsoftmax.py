@@ -13,10 +13,10 @@ import boundlab
 import toys
 import verify
 from boundlab import Bound, make_params, sym
-from verify.falsify.algorithms import bm_gamma, schedule, toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import NotApplicable, make_plan
 from verify.falsify.population import quantities
+from verify.falsify.toys_map import bm_gamma, schedule, toys_call
 
 SKEW = (0.6, 0.3, 0.1)
 

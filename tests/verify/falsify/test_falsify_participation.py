@@ -16,9 +16,9 @@ from boundlab import Bound, make_params, sym
 from boundlab.errors import DomainError
 from verify.falsify._plan_parts import canonical
 from verify.falsify._plan_parts import draw_masks as masks
-from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.population import quantities
+from verify.falsify.toys_map import toys_call
 
 SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 PATTERNS = ("bernoulli:p=0.5", "cyclic:p=0.5,cycle=4", "markov:p=0.5,rate=0.25")

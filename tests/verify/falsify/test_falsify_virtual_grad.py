@@ -14,10 +14,10 @@ import boundlab
 import toys
 import verify
 from verify.falsify._plan_parts import draw_masks
-from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import make_plan
 from verify.falsify.population import quantities
+from verify.falsify.toys_map import toys_call
 from verify.measures import VIRTUAL, measure
 from verify.measures import paper_name as measured_lhs
 

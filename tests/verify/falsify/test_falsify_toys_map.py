@@ -13,10 +13,10 @@ from scipy.optimize import minimize
 import boundlab
 import toys
 from boundlab.errors import DomainError
-from verify.falsify.algorithms import toys_call
 from verify.falsify.families import Spec, get_family
 from verify.falsify.plan import NotApplicable, make_plan
 from verify.falsify.population import quantities
+from verify.falsify.toys_map import toys_call
 
 SPEC = Spec(L=2.0, mu=0.3, D=1.5, n_clients=3, dim=2)
 
