@@ -23,7 +23,8 @@ import numpy as np
 from boundlab.errors import DomainError
 
 __all__ = ["sample_param", "points", "moves", "score", "search", "identity_ratios",
-           "check_params", "at_exact", "identity_certificate"]
+           "check_params", "at_exact", "identity_certificate", "measure_one",
+           "outside"]
 
 
 def sample_param(domain, n: int, rng, int_hi: int = 10 ** 6) -> np.ndarray:
@@ -202,3 +203,18 @@ def identity_certificate(bound, params: dict, x, err_x, kind: str):
             f"the bound {mpmath.nstr(s, 6)} (mpmath)")
         return Certificate(kind, float(ratio), float(e) * (1 + 2 ** -40) + 1e-300,
                            float(x), float(s), why)
+
+
+def measure_one(evaluate, params: dict) -> tuple:
+    """``(ratio, measured, stated)`` floats of ``evaluate(points) -> (ratio, measured, stated)``
+    arrays at the one point ``params``: a saved instance's float64 replay."""
+    r, x, s = evaluate({k: np.array([v]) for k, v in params.items()})
+    return float(r[0]), float(x[0]), float(s[0])
+
+
+def outside(kind: str):
+    """The certificate of an instance outside the bound's preconditions (ratio -inf)."""
+    from .certify import Certificate
+
+    return Certificate(kind, -math.inf, 0.0, math.nan, math.nan,
+                       "the instance lies outside the bound's preconditions")

@@ -293,8 +293,7 @@ def _check_data(bound, data) -> tuple:
 def measure_instance(bound, data) -> tuple:
     """``(ratio, measured x*, stated)`` of one saved instance (float64; ``data`` validated)."""
     d, params = _check_data(bound, data)
-    r, x, s = evaluate(bound, d, {k: np.array([v]) for k, v in params.items()})
-    return float(r[0]), float(x[0]), float(s[0])
+    return _ps.measure_one(lambda pts: evaluate(bound, d, pts), params)
 
 
 def certify(inst, float_ratio: float):
@@ -306,14 +305,11 @@ def certify(inst, float_ratio: float):
 
 
 def _certify_mp(inst):
-    from .certify import Certificate
-
     bound = inst.judged_bound()
     d, params = _check_data(bound, inst.data)
     r, x_f, _ = measure_instance(bound, inst.data)
     if r == -math.inf:
-        return Certificate(CERTIFICATE, -math.inf, 0.0, math.nan, math.nan,
-                           "the instance lies outside the bound's preconditions")
+        return _ps.outside(CERTIFICATE)
     (x50, w50), (x70, w70) = (solve_mp(d.name, params, dps, x_f) for dps in (50, 70))
     if x50 is None or x70 is None:
         raise ArithmeticError("no bracket of the defining root at the instance")

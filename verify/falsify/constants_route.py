@@ -176,8 +176,7 @@ def _check_data(bound, data) -> tuple:
 def measure_instance(bound, data) -> tuple:
     """``(ratio, measured, stated)`` of one saved instance (float64; ``data`` validated)."""
     q, params = _check_data(bound, data)
-    r, x, s = evaluate(bound, q, {k: np.array([v]) for k, v in params.items()})
-    return float(r[0]), float(x[0]), float(s[0])
+    return _ps.measure_one(lambda pts: evaluate(bound, q, pts), params)
 
 
 def certify(inst, float_ratio: float):
@@ -189,12 +188,9 @@ def certify(inst, float_ratio: float):
 
 
 def _certify_mp(inst):
-    from .certify import Certificate
-
     bound = inst.judged_bound()
     q, params = _check_data(bound, inst.data)
     if measure_instance(bound, inst.data)[0] == -math.inf:
-        return Certificate(CERTIFICATE, -math.inf, 0.0, math.nan, math.nan,
-                           "the instance lies outside the bound's preconditions")
+        return _ps.outside(CERTIFICATE)
     x50, x70 = (measure(q, params, dps, exact=True) for dps in (50, 70))
     return _ps.identity_certificate(bound, params, x70, abs(x50 - x70), CERTIFICATE)

@@ -55,6 +55,9 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._kappa_measure import DPS as _DPS
+from ._kappa_measure import kappa_mp, theorem_step
+from ._kappa_measure import measured as _measured
 from .routes import identity_ratio
 
 __all__ = ["FAMILY", "LHS", "KINDS", "ALGORITHMS", "algorithm_of", "theorem_step", "kappa_mp",
@@ -68,7 +71,6 @@ ALGORITHMS = ("fedavg", "fedprox", "beta")
 _HYPER = {"fedavg": None, "fedprox": "alpha", "beta": "beta"}
 _VARS = ("alpha", "beta", "mu", "L", "gamma", "E")
 _E_HI = {"lemma_kappa": 128, "contraction_factor": 256}
-_DPS = 60
 
 
 def algorithm_of(bound) -> str:
@@ -93,52 +95,6 @@ def algorithm_of(bound) -> str:
         raise NotApplicable(f"{bound.id}: {bound.lhs} is measured for {ALGORITHMS} (seed 003), "
                             f"not for algorithm {algo!r}")
     return algo
-
-
-def theorem_step(algo: str, hyper, L, E):
-    """The step size of eq. (9)'s theorem: 1/(2E(L + alpha)) (FedAvg: alpha = 0, FedProx),
-    1/(2LE) (beta).
-
-    >>> theorem_step("fedprox", 1.0, 1.0, 2), theorem_step("beta", 0.5, 1.0, 2)
-    (0.125, 0.25)
-    """
-    if algo == "beta":
-        return 1.0 / (2.0 * L * E)
-    return 1.0 / (2.0 * E * (L + (hyper if algo == "fedprox" else 0.0)))
-
-
-def kappa_mp(algo: str, hyper, mu, gamma, E: int, dps: int = _DPS):
-    """kappa by the E local steps of one round in mpmath at ``dps`` digits (x* = c = 0, x_t =
-    1, the values taken exactly): the scalar recursion of the module docstring, not its closed
-    form.
-
-    >>> import mpmath
-    >>> k = kappa_mp("fedprox", 0.5, 0.5, 0.5, 3)   # (0.5 + 0.5 * 0.5**3) / 1
-    >>> float(k)
-    0.5625
-    """
-    import mpmath
-
-    with mpmath.workdps(dps):
-        mu_, g, w = mpmath.mpf(mu), mpmath.mpf(gamma), mpmath.mpf(1)
-        h = mpmath.mpf(0 if hyper is None else hyper)
-        for _ in range(int(E)):
-            if algo == "beta":
-                w = w - g * mu_ * (h * w + (1 - h))  # the gradient at beta w + (1 - beta) u
-            else:
-                w = w - g * (mu_ * w + h * (w - 1))  # FedProx (h = alpha; FedAvg h = 0)
-        return +w
-
-
-def _measured(algo: str, hyper, mu, gamma, E) -> float:
-    """One round of ``toys.run`` (the main job's measurement, homogeneous clients)."""
-    from ..checks.contraction_constants import measured_kappa
-
-    if algo == "beta":
-        return measured_kappa("beta", {"beta": float(hyper)}, mu, gamma, int(E))
-    if algo == "fedprox" and hyper > 0:
-        return measured_kappa("fedprox", {"prox": float(hyper)}, mu, gamma, int(E))
-    return measured_kappa("fedavg", {}, mu, gamma, int(E))
 
 
 def _values(algo: str, pts: dict) -> dict:

@@ -52,6 +52,9 @@ DATA = {"balanced": ("iid", {}), "imbalanced": ("dirichlet_lognormal",
                                                 {"alpha": 0.1, "size_sigma": 1.0})}
 TARGET = {"logistic": 0.90, "mlp": 0.75}
 GAMMA = 1e-2
+#: the minibatch of the "-sgd" items (BC: batch 256 on FEMNIST clients of ~3800 samples, about
+#: 15 steps an epoch; the digits clients hold ~70: 32 gives about 3 noisy steps an epoch)
+SGD_BATCH = 32
 RES_ACC = 0.002  # 0.2 pp: smaller differences of a mean accuracy are ties
 PAPER_FEMNIST = {  # (accuracy %, rounds) of Table 1, FEMNIST columns
     ("logistic", "balanced"): {1.0: (84.42, 28), 0.9: (84.48, 27), 0.7: (84.54, 24),
@@ -90,18 +93,28 @@ def algorithm(beta, clip=math.inf):
     return dataclasses.replace(a, client=ClippedBeta()), {"beta": beta}
 
 
-def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
+def sgd_steps(cfg, data, model, epochs: int) -> int:
+    """The local steps of ``epochs`` epochs of minibatches of :data:`SGD_BATCH` on a client of
+    the mean size (data seed 0's split): BC's "E local epochs" with minibatch SGD."""
+    n = float(np.mean(problem(cfg, data, model, 0).counts))
+    return int(epochs) * math.ceil(n / SGD_BATCH)
+
+
+def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S, batch=None) -> np.ndarray:
     """Test accuracy (S, R) of one arm over the data seeds 0 .. S - 1: one :func:`sweep_runs`
     over them (grid ``data_seed``: ``cfg.executor``, local or Dask; resumable point by point
-    under :func:`~verify.reproduce.common.sweep_dir`), run seed 0. The runs draw nothing (full
-    participation, full-batch local steps; the MLP's initial point comes from the data seed),
-    so a run seed equal to the data seed gives the same bits."""
-    key = ("arm", cfg, data, model, beta, local_steps, lr, clip, R, S)
+    under :func:`~verify.reproduce.common.sweep_dir`), run seed 0. Full-batch runs draw
+    nothing (full participation; the MLP's initial point comes from the data seed), so a run
+    seed equal to the data seed gives the same bits; with ``batch`` the local steps are
+    minibatches of that size drawn by run seed 0 on each data seed's own split."""
+    key = ("arm", cfg, data, model, beta, local_steps, lr, clip, R, S, batch)
     if key not in _CACHE:
         algo, hyper = algorithm(beta, clip)
         backend = "numpy" if model == "logistic" else torch_backend(cfg)
         dev = {} if backend == "numpy" else {"device": cfg.device}
         fac = Factory(functools.partial(problem, cfg, data, model), f"003-{data}-{model}")
+        if batch is not None:
+            hyper = {**hyper, "batch_size": int(batch)}
         out = sweep_runs(cfg, fac, algo, grid={"data_seed": list(range(S))}, rounds=R,
                          label=f"003-{data}-{model} N=20 l2=1e-4 "
                                f"client={type(algo.client).__name__}", backend=backend,
@@ -111,14 +124,17 @@ def _arm(cfg, data, model, beta, local_steps, lr, clip, R, S) -> np.ndarray:
 
 
 def acc(cfg, data, model, beta, *, local_steps=10, lr=GAMMA, clip=math.inf, rounds=None,
-        seed=0, seeds=None):
+        seed=0, seeds=None, batch=None):
     """Test accuracy per round of one arm on data seed ``seed`` (0 .. S - 1): a row of the
-    arm's sweep over the item's ``seeds`` data seeds (None: :func:`n_seeds`; :func:`_arm`)."""
+    arm's sweep over the item's ``seeds`` data seeds (None: :func:`n_seeds`; :func:`_arm`).
+    ``local_steps`` full-batch gradient steps, or with ``batch`` that many epochs of
+    minibatches of ``batch`` (:func:`sgd_steps`)."""
     S = n_seeds(cfg) if seeds is None else seeds
     if not 0 <= seed < S:
         raise DomainError("seed", seed, f"a data seed in 0 .. {S - 1} (the item's seeds)")
-    return _arm(cfg, data, model, beta, local_steps, lr, clip, rounds or cfg.pick(200, 50, 12),
-                S)[seed]
+    steps = local_steps if batch is None else sgd_steps(cfg, data, model, local_steps)
+    return _arm(cfg, data, model, beta, steps, lr, clip, rounds or cfg.pick(200, 50, 12),
+                S, batch)[seed]
 
 
 BETAS = (1.0, 0.9, 0.7, 0.5)
@@ -160,14 +176,19 @@ def _steps(R, betas, H, effect=None):
             end.how, end, [end, *steps])
 
 
-def departures(H: int, paper_H: int, item: str) -> str:
+def departures(H: int, paper_H: int, item: str, batch=None) -> str:
     """The departures of seed 003's runs that can decide an outcome (named in each section)."""
     noise = {"table1": "the gains of small β that BC attribute to noisy client updates",
              "fig3": "how E changes the noise of the local updates",
              "fig12": "the spikes of a large γ (a full-batch step has no noise to spike)"}
-    return (f"Departures that can decide the outcomes: E local full-batch gradient steps (BC: "
-            f"minibatch SGD, batch 256: step noise that these runs lack; it bears on {noise[item]}"
-            f"); γ = {GAMMA:g} fixed (BC: 1e-3) except where γ is the variable; horizon H = {H} "
+    steps = (f"E local full-batch gradient steps (BC: minibatch SGD, batch 256: step noise that "
+             f"these runs lack; it bears on {noise[item]}; the item '-sgd' runs minibatches)"
+             if batch is None else
+             f"E local epochs of minibatch SGD with batch {batch} (BC: batch 256 on clients of "
+             f"~3800 samples, ~15 steps an epoch; here ~3 on clients of ~70), drawn by run seed 0 "
+             "on every data seed")
+    return (f"Departures that can decide the outcomes: {steps}"
+            f"; γ = {GAMMA:g} fixed (BC: 1e-3) except where γ is the variable; horizon H = {H} "
             f"rounds (BC: {paper_H}); digits over 20 clients instead of FEMNIST / CIFAR-10; "
             "several data seeds where BC ran one.")
 
@@ -182,12 +203,17 @@ def _capped_mean(r, H) -> float:
           "β=.7 67, β=.5 50 (81.24); MLP imbalanced 94, 87, 80, 80; balanced convex 28, 27, 24, "
           "23; balanced MLP 44, 43, 41, 39 (CIFAR-10 in the spec: 20, 19, 18, 15 imbalanced)")
 def table1(cfg) -> Result:
+    return table1_at(cfg)
+
+
+def table1_at(cfg, batch=None) -> Result:
+    """003:table1 with full-batch local steps, or minibatches of ``batch`` (003:table1-sgd)."""
     rows, R = [], {}
     fig, axes = _fig(4, 3.4, 3.0)
     betas, H = cfg.pick(BETAS, (1.0, 0.7, 0.5), (1.0, 0.5)), cfg.pick(200, 50, 12)
     for j, (model, data) in enumerate(PAPER_FEMNIST):
         for b in betas:
-            a = curves(cfg, data, model, b)
+            a = curves(cfg, data, model, b, batch=batch)
             R[model, data, b] = r = rounds_to(a, TARGET[model])
             km = km_rounds(r, H)
             pa, pr = PAPER_FEMNIST[model, data][b]
@@ -211,7 +237,7 @@ def table1(cfg) -> Result:
                   f"the target counts H, never dropped), gamma {GAMMA}, β in {betas} (1 = "
                   f"FedAvg); {_seeds_note(S)}",
                   notes=[power_note(S, RES_R, widths, " round(s)", paired=True),
-                         departures(H, 200, "table1"), target_note(
+                         departures(H, 200, "table1", batch), target_note(
                              {f"{k[0]}, {k[1]}, β={k[2]:g}": v for k, v in R.items()}, H,
                              "0.90 (convex) / 0.75 (MLP)",
                              "23 to 94 rounds on FEMNIST, 80 to 94 for imbalanced FedAvg")])
@@ -273,6 +299,11 @@ def _mean_acc(cfg, b, **kw):
           "convex", STAND_IN, "'ours is consistently better than FedAvg' for every E with "
           "β in {0.5, 0.7} (curves only)")
 def fig3(cfg) -> Result:
+    return fig3_at(cfg)
+
+
+def fig3_at(cfg, batch=None) -> Result:
+    """003:fig3 with full-batch local steps, or minibatches of ``batch`` (003:fig3-sgd)."""
     Es = cfg.pick([1, 5, 10, 20], [1, 10], [1, 5])
     S = n_seeds(cfg, 8, 8)  # quick: 3 left E = 10 inconclusive (a TOST tie needs about 6-8)
     rows, claims, widths = [], [], []
@@ -280,7 +311,7 @@ def fig3(cfg) -> Result:
     for j, E in enumerate(Es):
         m = {}
         for b in (1.0, 0.7, 0.5):
-            a, m[b] = _mean_acc(cfg, b, local_steps=E, seeds=S)
+            a, m[b] = _mean_acc(cfg, b, local_steps=E, seeds=S, batch=batch)
             rows.append({"E": E, "beta": b, "rounds_to_target_restricted_mean": _capped_mean(
                 rounds_to(a, TARGET["logistic"]), a.shape[1]), "mean_accuracy": float(m[b].mean()),
                 "final_accuracy": float(a[:, -1].mean())})
@@ -303,7 +334,7 @@ def fig3(cfg) -> Result:
     return Result(rows, claims, fig, setup="'better' read as a higher area under the accuracy "
                   f"curve (mean over the rounds), the figures' visual criterion; {_seeds_note(S)}",
                   notes=[power_note(S, RES_ACC * 100, np.array(widths) * 100, " pp",
-                                    paired=True), departures(a.shape[1], 200, "fig3")])
+                                    paired=True), departures(a.shape[1], 200, "fig3", batch)])
 
 
 def _clip_claims(who, m, active):
@@ -361,12 +392,17 @@ def fig10(cfg) -> Result:
           "imbalanced, convex", STAND_IN, "large gamma combined with small β gives spikes "
           "(curves only)")
 def fig12(cfg) -> Result:
+    return fig12_at(cfg)
+
+
+def fig12_at(cfg, batch=None) -> Result:
+    """003:fig12 with full-batch local steps, or minibatches of ``batch`` (003:fig12-sgd)."""
     rows, spikes = [], {}
     fig, axes = _fig(3, 3.4, 3.0)
     gammas = (1e-3, 1e-2, 1e-1)
     for j, g in enumerate(gammas):
         for b in (1.0, 0.5):
-            a, _ = _mean_acc(cfg, b, lr=g)
+            a, _ = _mean_acc(cfg, b, lr=g, batch=batch)
             drops = -np.diff(a, axis=1)
             spikes[g, b] = (np.maximum(0.0, drops.max(axis=1)) if a.shape[1] > 1 else
                             np.zeros(a.shape[0]))
@@ -391,10 +427,12 @@ def fig12(cfg) -> Result:
                        "the largest drop at (γ=.1, β=.5) above both others' by the paired 95 % "
                        f"interval (within ±{RES_DROP * 100:g} pp: a tie); not exercised when "
                        f"no run of any arm drops by {RES_DROP * 100:g} pp in a round", out,
-                       f"no run of any (γ, β) drops by {RES_DROP * 100:g} pp in a round: "
-                       "full-batch local steps leave no noise to spike" if calm else hows(dec))]
+                       f"no run of any (γ, β) drops by {RES_DROP * 100:g} pp in a round" + (
+                           ": full-batch local steps leave no noise to spike" if batch is None
+                           else "") if calm else hows(dec))]
     S = n_seeds(cfg)
     return Result(rows, claims, fig, setup="the paper's γ grid as printed; spike = the largest "
                   f"one-round drop of test accuracy; {_seeds_note(S)}",
                   notes=[power_note(S, RES_DROP * 100, [d.width * 100 for d in dec.values()],
-                                    " pp", paired=True), departures(a.shape[1], 200, "fig12")])
+                                    " pp", paired=True),
+                         departures(a.shape[1], 200, "fig12", batch)])

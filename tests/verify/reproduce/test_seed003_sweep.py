@@ -95,3 +95,31 @@ def test_acc_refuses_a_seed_outside_the_items_seeds(fresh):
 
     with pytest.raises(DomainError, match="seed"):
         seed003.acc(TINY, "balanced", "logistic", 1.0, seed=seed003.n_seeds(TINY))
+
+
+def test_sgd_arms_run_minibatch_epochs(fresh):
+    """003's '-sgd' items: E epochs of minibatches of SGD_BATCH on a client of the mean size
+    (ceil by hand), run by toys.run with that batch_size and run seed 0 (a draw: the curve
+    differs from the full-batch one; the same call twice gives the same bits)."""
+    from verify.reproduce.common import run_acc
+
+    counts = np.asarray(seed003.problem(TINY, "imbalanced", "logistic", 0).counts, dtype=float)
+    steps = 2 * int(np.ceil(counts.mean() / seed003.SGD_BATCH))
+    assert seed003.sgd_steps(TINY, "imbalanced", "logistic", 2) == steps
+    got = seed003.acc(TINY, "imbalanced", "logistic", 0.5, local_steps=2, rounds=3, seed=1,
+                      batch=seed003.SGD_BATCH)
+    algo, hyper = seed003.algorithm(0.5)
+    ref = run_acc(seed003.problem(TINY, "imbalanced", "logistic", 1), algo, rounds=3, seed=0,
+                  lr=seed003.GAMMA, local_steps=steps, batch_size=seed003.SGD_BATCH, **hyper)
+    assert np.array_equal(got, ref.metrics["test_accuracy"])
+    full = seed003.acc(TINY, "imbalanced", "logistic", 0.5, local_steps=steps, rounds=3, seed=1)
+    assert not np.array_equal(got, full)
+
+
+def test_sgd_items_say_their_local_steps():
+    from verify.reproduce import seed003_sgd
+
+    r = seed003_sgd.fig12_sgd(TINY)
+    text = " ".join(r.notes)
+    assert f"minibatch SGD with batch {seed003.SGD_BATCH}" in text
+    assert "full-batch" not in " ".join(c.how for c in r.claims)
