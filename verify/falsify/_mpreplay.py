@@ -1,8 +1,15 @@
 """The high-precision replay behind :mod:`verify.falsify.certify`: an instance's run redone in
 mpmath on the built problem's own float64 arrays (exact inputs), at a given working precision.
 
-What it covers: gradient descent and FedAvg (every client every round, exact gradients, one
-step per instance or the plan's schedule), on quadratic clients (``toys.Quadratic``: A_i, c_i,
+What it covers: gradient descent, FedAvg and FedProx (every client every round, exact gradients,
+one step per instance or the plan's schedule; FedProx's local step
+W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``) and
+seed 003's beta algorithm (the gradient of every step at beta W + (1 - beta) u_i, u_i the
+neighbour average of the clients' last models by the graph of falsify's messages, the server
+step with the graph's weights renormalised; the graph's float64 weights taken exactly; only the
+per-state quantities: its drift quantities raise :class:`Unsupported`), with Li et al.'s
+Gamma = F* - sum_i p_i F_i* where the plan measures it (each client's minimum re-solved by
+Newton's method), on quadratic clients (``toys.Quadratic``: A_i, c_i,
 b_i), ridge sums (:class:`verify.falsify.families._ridge.RidgeSum`, Huber or softplus profile),
 binary logistic regression (``toys.Logistic``: X, y, row weights, offsets, l2) and their
 tilted versions (:class:`verify.falsify.families.tilt.TiltedProblem`). The optimum
@@ -21,8 +28,10 @@ import mpmath
 
 __all__ = ["Unsupported", "replay", "ALGORITHMS"]
 
-#: the plan algorithms replayed here (both run as toys' FedAvg)
-ALGORITHMS = ("gd", "fedavg")
+#: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx)
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta")
+#: the left-hand sides a beta replay gives (the per-state quantities)
+BETA_LHS = ("final_gap", "gap_t", "dist_next")
 _NEWTON_STEPS = 80
 
 
@@ -148,15 +157,18 @@ class _Clients:
         gs = [self.grad(i, x) for i in range(len(self.p))]
         return [mpmath.fsum(pi * g[k] for pi, g in zip(self.p, gs)) for k in range(self.d)]
 
-    def optimum(self, x0):
-        """x* by Newton's method from ``x0`` (the float64 one); Unsupported if it stalls."""
+    def optimum(self, x0, client=None):
+        """x* (or, with ``client``, that client's own minimiser) by Newton's method from
+        ``x0`` (the float64 one); Unsupported if it stalls."""
         x = _vec(x0)
         tol = mpmath.mpf(10) ** (-(mpmath.mp.dps - 8))
+        w = self.p if client is None else [int(i == client) for i in range(len(self.p))]
         for _ in range(_NEWTON_STEPS):
-            g = self.gradF(x)
+            g = self.gradF(x) if client is None else self.grad(client, x)
             if mpmath.norm(g) <= tol:
                 return x
-            H = sum((pi * self.hess(i, x) for i, pi in enumerate(self.p)), mpmath.zeros(self.d))
+            H = sum((pi * self.hess(i, x) for i, pi in enumerate(w) if pi),
+                    mpmath.zeros(self.d))
             try:
                 step = mpmath.lu_solve(H, mpmath.matrix(g))
             except ZeroDivisionError as exc:
@@ -172,6 +184,11 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         raise Unsupported(f"no high-precision replay of {plan.algorithm} "
                           f"(participation {plan.participation or 'full'})")
     cl = _Clients(prob)
+    prox = mpmath.mpf(float(plan.hyper["alpha"])) if plan.algorithm == "fedprox" else 0
+    if plan.algorithm == "beta":
+        if plan.lhs not in BETA_LHS:
+            raise Unsupported(f"the beta replay gives {BETA_LHS}, not {plan.lhs}")
+        cl.beta = _Beta(plan, len(cl.p), x0)
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
     x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
@@ -180,8 +197,14 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         _state(cl, x, xs, Fs, out)
         if r == T:
             break
-        x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out)
+        x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out,
+                   prox)
     out["F_star"], out["x_star"] = Fs, xs
+    if "Gamma" in plan.measured:  # Li et al.'s F* - sum_i p_i F_i*, the client minima re-solved
+        if getattr(prob, "x_star_i", None) is None:
+            raise Unsupported("Gamma needs the clients' minimisers")
+        out["Gamma"] = Fs - mpmath.fsum(
+            pi * cl.loss(i, cl.optimum(prob.x_star_i[i], client=i)) for i, pi in enumerate(cl.p))
     return out
 
 
@@ -194,9 +217,48 @@ def _state(cl, x, xs, Fs, out):
     out["grad_norm2"].append(_dot(g, g))
 
 
-def _round(cl, x, Fs, lrs, out):
-    """tau local steps of every client from x, the server average after each for the shadow
-    gap; returns x + sum_i p_i (W_i - x) (toys' FedAvg server step)."""
+class _Beta:
+    """The beta algorithm's graph (toys.algorithms.beta.graph of falsify's messages, float64
+    values taken exactly), its beta and the neighbour averages U (u_i = x0 before round 1)."""
+
+    def __init__(self, plan, N, x0):
+        from toys.algorithms.beta import graph
+
+        from .toys_map import beta_messages
+
+        g = graph(beta_messages(N))
+        self.beta = mpmath.mpf(float(plan.hyper["beta"]))
+        self.P = [_vec(row) for row in g["P"]]
+        self.degree = _vec(g["degree"])
+        w = _vec(g["p"])
+        total = mpmath.fsum(w)
+        self.alpha = [v / total for v in w]
+        self.U = [_vec(x0) for _ in range(N)]
+
+    def round(self, cl, x, lrs, out):
+        """One round: every client's tau perturbed steps, then U and the server step."""
+        N, b = len(cl.p), self.beta
+        W, g2 = [list(x) for _ in range(N)], mpmath.mpf(0)
+        for lr in lrs:
+            G = [cl.grad(i, [b * w + (1 - b) * u for w, u in zip(W[i], self.U[i])])
+                 for i in range(N)]
+            g2 = max(g2, max(_dot(g, g) for g in G))
+            W = [[w - lr * g for w, g in zip(W[i], G[i])] for i in range(N)]
+        self.U = [[mpmath.fsum(self.P[i][n] * W[n][j] for n in range(N)) / self.degree[i]
+                   for j in range(len(x))] if self.degree[i] > 0 else list(x)
+                  for i in range(N)]
+        out["g2_max"].append(g2)
+        out["lr"].append(lrs[0])
+        return [xk + mpmath.fsum(a * (W[i][j] - xk) for i, a in enumerate(self.alpha))
+                for j, xk in enumerate(x)]
+
+
+def _round(cl, x, Fs, lrs, out, prox=0):
+    """tau local steps of every client from x (FedProx's proximal term ``prox`` (W - x)), the
+    server average after each for the shadow gap; returns x + sum_i p_i (W_i - x) (toys'
+    FedAvg server step); the beta algorithm's round where the clients carry one."""
+    if getattr(cl, "beta", None) is not None:
+        return cl.beta.round(cl, x, lrs, out)
     N = len(cl.p)
     W = [list(x) for _ in range(N)]
     shadow, g2 = mpmath.mpf(0), mpmath.mpf(0)
@@ -205,7 +267,8 @@ def _round(cl, x, Fs, lrs, out):
     for k, lr in enumerate(lrs):
         G = [cl.grad(i, W[i]) for i in range(N)]
         g2 = max(g2, max(_dot(g, g) for g in G))
-        W = [[w - lr * g for w, g in zip(W[i], G[i])] for i in range(N)]
+        W = [[w - lr * (g + prox * (w - xj)) for w, g, xj in zip(W[i], G[i], x)]
+             for i in range(N)]
         xbar = [xk + mpmath.fsum(pi * (W[i][j] - xk) for i, pi in enumerate(cl.p))
                 for j, xk in enumerate(x)]
         shadow += cl.F(xbar) - Fs

@@ -14,7 +14,7 @@ evaluated in mpmath at the same parameters, and the ratio's **certified error** 
 
 :func:`decide` then says ``VIOLATED`` only for ``ratio - 1 > error``; ``|ratio - 1| <= error``
 is a tight bound (``holds``, the reason says so). Where no high-precision replay exists (other
-algorithms, partial participation, measured Gamma / pi / Pi, PEP interpolations, the catalogue
+algorithms, partial participation, measured pi / Pi, PEP interpolations, the catalogue
 quadratics) the certificate is ``"float64-only"`` and the old rule stays: ``VIOLATED`` above
 ``1 + TOL``. A run beyond :data:`DIVERGED` (or not finite) is ``diverged``, never judged.
 
@@ -115,7 +115,7 @@ def _unsupported(inst) -> str:
         return f"algorithm {plan.algorithm}: replayed in float64 only"
     if plan.lhs not in _LHS or paper_name(plan.lhs, plan.algorithm) != plan.lhs:
         return f"lhs {plan.lhs}: measured in float64 only"
-    if plan.measured:
+    if set(plan.measured) - {"Gamma"}:  # Gamma: re-solved by the replay
         return f"{', '.join(plan.measured)} measured in float64 only"
     return ""
 
@@ -168,6 +168,8 @@ def _mp_judge(plan, q, T, tau, eta):
     bound = plan.bound
     values, rounds = _measure(plan.lhs, q, T)
     per = {"Delta": q["gap"][0], "F0": q["gap"][0], "G": mpmath.sqrt(max(q["g2_max"]))}
+    if "Gamma" in q:
+        per["Gamma"] = q["Gamma"]
     if plan.step_name is not None:
         per[plan.step_name] = mpmath.mpf(eta)
     names = set(bound.params) | set(bound.extra_params)

@@ -30,7 +30,9 @@ def _falsify(bid, **kw):
 def test_catalogue_bound_holds_with_a_replayed_instance(bid, algo):
     res = _falsify(bid, budget=24)
     assert res.verdict == "holds" and res.instance.run["algorithm"] == algo
-    assert 0 < res.worst_ratio <= 1 and res.instance.replay() == res.worst_ratio
+    # the float64 replay vs the ratio the certificate gives (mpmath where it replays)
+    assert 0 < res.worst_ratio <= 1
+    assert res.instance.replay() == pytest.approx(res.worst_ratio, rel=1e-12)
     assert any("Gamma" in n for n in res.notes)
 
 

@@ -145,3 +145,74 @@ def test_power_user_layer_reports_every_verdict():
     caught = [r for r in res if r.flags.get("user")]
     assert caught and all(r.truth == "false" for r in caught)
     assert not any(r.flags.get("user") for r in res if r.truth == "true")
+
+
+def test_mpmath_replay_of_fedprox_matches_toys_float64():
+    """FedProx's local step W <- W - eta (grad F_i(W) + alpha (W - x)) replayed in mpmath: the
+    states and the drift agree with toys.run's fedprox in float64."""
+    from verify.falsify._mpreplay import replay
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    tr = toys.run(prob, "fedprox", rounds=3, local_steps=3, lr=0.3, prox=0.7, x0=x0, seed=0)
+    plan = _plan("final_gap", algo="fedprox", fclass="smooth-strongly-convex")
+    plan = plan.with_hyper({"alpha": 0.7})
+    with mpmath.workdps(40):
+        q = replay(plan, prob, x0, 3, 3, np.full(9, 0.3))
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in ("drift_max", "shadow_gap"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+    fedavg = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
+    assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # the term acts
+
+
+def test_a_false_fedprox_bound_is_certified_in_high_precision():
+    """A FedProx bound without the prox term's slowdown (FedAvg's gradient-descent rate at the
+    same step) is false; its counterexample is certified by the mpmath replay."""
+    pre = (Precondition(eta, "<=", 1 / L, "eta <= 1/L"),)
+    b = Bound(id="mine.fedprox_fast", source="t", expr=D**2 / (16 * eta * T * tau),
+              params=make_params("D", "eta", "T", "tau"), extra_params=make_params("L"),
+              kind="upper", lhs="final_gap", preconditions=pre)
+    res = verify.falsify(b, budget=200, seed=0, exact=False, algorithm="fedprox",
+                         function_class="smooth-convex")
+    assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
+    assert res.worst_ratio - 1 > res.certified_error
+
+
+def test_mpmath_replay_of_beta_matches_toys_float64():
+    """Seed 003's beta algorithm replayed in mpmath (falsify's messages: the uniform graph):
+    its states agree with toys.run's beta in float64; a drift lhs has no beta replay."""
+    from verify.falsify._mpreplay import Unsupported, replay
+    from verify.falsify.toys_map import beta_messages
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    tr = toys.run(prob, "beta", rounds=3, local_steps=3, lr=0.3, beta=0.4, x0=x0, seed=0,
+                  messages=beta_messages(3))
+    plan = _plan("final_gap", algo="beta", fclass="smooth-strongly-convex")
+    with mpmath.workdps(40):
+        q = replay(plan.with_hyper({"beta": 0.4}), prob, x0, 3, 3, np.full(9, 0.3))
+        with pytest.raises(Unsupported, match="beta replay"):
+            replay(_plan("max_client_drift", algo="beta").with_hyper({"beta": 0.4}), prob, x0,
+                   3, 3, np.full(9, 0.3))
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    fedavg = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
+    assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # beta acts
+
+
+def test_a_false_beta_bound_with_measured_gamma_is_certified_in_high_precision():
+    """The beta algorithm's replay with Gamma = F* - sum_i p_i F_i* re-solved in mpmath: a
+    quarter of a transient plus Gamma is false at t = 0 and certified at 50 digits."""
+    Delta, beta, t, Gamma = (sym(n) for n in ("Delta", "beta", "t", "Gamma"))
+    b = Bound(id="mine.beta_quarter", source="t",
+              expr=(Delta * (1 - mu / (L * (beta + 2))) ** t + Gamma) / 4,
+              params=make_params("Delta", "mu", "L", "beta", "t", "Gamma"), kind="upper",
+              lhs="gap_t", preconditions=(Precondition(mu, "<=", L, "mu <= L"),))
+    res = verify.falsify(b, budget=60, seed=0, exact=False, algorithm="beta",
+                         function_class="smooth-strongly-convex")
+    assert res.instance.plan.measured == ("Gamma",)
+    assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
+    assert res.worst_ratio - 1 > res.certified_error
