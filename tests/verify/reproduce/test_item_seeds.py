@@ -15,7 +15,7 @@ def fake_arms(monkeypatch):
     """seed003's arms replaced by constant curves; records each arm's number of seeds."""
     seen = []
 
-    def arm(cfg, data, model, beta, local_steps, lr, clip, R, S):
+    def arm(cfg, data, model, beta, local_steps, lr, clip, R, S, batch=None):
         seen.append(S)
         return np.full((S, R), 0.5 + 0.01 * beta)
 

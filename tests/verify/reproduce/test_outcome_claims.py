@@ -242,7 +242,7 @@ def _fake_003(monkeypatch, curve):
     from verify.reproduce import seed003
 
     def acc(cfg, data, model, beta, *, local_steps=10, lr=seed003.GAMMA, clip=math.inf,
-            rounds=None, seed=0):
+            rounds=None, seed=0, batch=None):
         return curve(data, model, beta, clip, seed)
 
     monkeypatch.setattr(seed003, "acc", acc)

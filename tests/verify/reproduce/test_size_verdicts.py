@@ -91,7 +91,7 @@ def test_003_fig12_without_any_drop_is_not_exercised(monkeypatch):
     from verify.reproduce import seed003
 
     def acc(cfg, data, model, beta, *, local_steps=10, lr=seed003.GAMMA, clip=math.inf,
-            rounds=None, seed=0):
+            rounds=None, seed=0, batch=None):
         return np.linspace(0.5, 0.9, 12) + 1e-3 * seed  # monotone: nothing ever drops
 
     monkeypatch.setattr(seed003, "acc", acc)
