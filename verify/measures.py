@@ -72,7 +72,9 @@ class Measure:
     """How one left-hand side is measured: ``fn(q) -> (P, K)`` values, ``params(q) ->
     {name: (P, K)}`` the per-round parameters it gives the bound (None: none), ``needs`` the
     run arrays it reads, ``per_round`` whether K runs over rounds (else K = 1), ``record`` the
-    ``toys.run`` record mode whose trace has ``needs``."""
+    ``toys.run`` record mode whose trace has ``needs``, ``signed`` whether the value may be
+    negative (a descent): then a bound below 0 is judged too (:func:`verify.falsify.judge.ratios`:
+    1 + (measured - bound) / |bound|), where an unsigned quantity at or below 0 always holds."""
 
     name: str
     doc: str
@@ -82,6 +84,7 @@ class Measure:
     params: object = None
     record: str = "round"
     gives: tuple = ()  # the names ``params`` may give
+    signed: bool = False
 
 
 def _mean(key, drop_last=False):
@@ -273,7 +276,8 @@ _BUILTIN = (
             ("descent_t", "descent_grad_norm2", "descent_q_t", "descent_werr_t"),
             lambda q: q["descent_t"], True,
             lambda q: {"grad_norm2": q["descent_grad_norm2"], "q_t": q["descent_q_t"],
-                       "werr_t": q["descent_werr_t"]}, gives=("grad_norm2", "q_t", "werr_t")),
+                       "werr_t": q["descent_werr_t"]}, gives=("grad_norm2", "q_t", "werr_t"),
+            signed=True),
     Measure("local_drift", "max over participants n and local steps i of ||y^n_{t,i} - "
             "x_t||^2 at every state (round t, participation path) of FedAU (Lemma B.3.2 with "
             "exact gradients: E_t is the value; parameter grad_norm2 = ||grad f(x_t)||^2; "
@@ -414,12 +418,14 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def register(name: str, fn, *, needs, doc: str, per_round: bool = False, params=None,
-             gives=(), record: str = "round", replace: bool = False) -> None:
+             gives=(), record: str = "round", signed: bool = False,
+             replace: bool = False) -> None:
     """Register the left-hand side ``name``: ``fn(q) -> (P, K)`` on the run arrays (K = 1 unless
     ``per_round``), reading the arrays ``needs`` (of :data:`STATE_ARRAYS`,
     :data:`ROUND_ARRAYS` and, from a record="step" run, :data:`STEP_ARRAYS`); ``params(q) ->
     {name: (P, K)}`` the per-round parameters it gives the bound, named in ``gives``;
-    ``record`` the run's record mode ("round" or "step"). A built-in, an existing name
+    ``record`` the run's record mode ("round" or "step"); ``signed``: the value may be negative
+    (a descent) and a negative bound is judged (:class:`Measure`). A built-in, an existing name
     (unless ``replace``) or a name of :data:`NOT_MEASURED` is refused with a DomainError."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise DomainError("name", name, "an identifier (letters, digits, _)")
@@ -443,7 +449,10 @@ def register(name: str, fn, *, needs, doc: str, per_round: bool = False, params=
     if (params is None) != (not gives) or not all(isinstance(g, str) for g in gives):
         raise DomainError("gives", gives, "the parameter names params(q) gives (empty "
                           "exactly when params is None)")
-    _REGISTRY[name] = Measure(name, doc, needs, fn, bool(per_round), params, record, gives)
+    if not isinstance(signed, bool):
+        raise DomainError("signed", signed, "True or False")
+    _REGISTRY[name] = Measure(name, doc, needs, fn, bool(per_round), params, record, gives,
+                              signed)
 
 
 def unregister(name: str) -> None:

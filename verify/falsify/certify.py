@@ -165,8 +165,11 @@ def _mp_judge(plan, q, T, tau, eta):
     the preconditions, judged as the search judges them)."""
     import mpmath
 
+    from ..measures import get
+
     bound = plan.bound
     values, rounds = _measure(plan.lhs, q, T)
+    signed = get(plan.lhs).signed
     per = {"Delta": q["gap"][0], "F0": q["gap"][0], "G": mpmath.sqrt(max(q["g2_max"]))}
     if "Gamma" in q:
         per["Gamma"] = q["Gamma"]
@@ -184,7 +187,10 @@ def _mp_judge(plan, q, T, tau, eta):
         rhs = fn(**{n: vals[n] for n in bound.params})
         if isinstance(rhs, mpmath.mpc) or not mpmath.isfinite(rhs):
             continue
-        r = mpmath.mpf(0) if lhs <= 0 else (lhs / rhs if rhs > 0 else mpmath.inf)
+        if signed and rhs < 0:  # verify.falsify.judge.ratios' rule for a negative bound
+            r = max(mpmath.mpf(0), 1 + (lhs - rhs) / abs(rhs))
+        else:
+            r = mpmath.mpf(0) if lhs <= 0 else (lhs / rhs if rhs > 0 else mpmath.inf)
         if r > best[0]:
             best = (r, lhs, rhs, vals)
     return best

@@ -2,6 +2,11 @@
 
 Orientation: ``ratio = measured LHS / bound RHS`` (> 1: the bound is violated). A bound
 ``<= 0`` where the measured side is positive gives ``ratio = inf`` (VIOLATED, not an error).
+A **signed** quantity (:attr:`verify.measures.Measure.signed`: a descent
+E f(x_{t+1}) - f(x_t), which a lemma may bound by a negative number) is judged against a
+negative bound too: there ``ratio = 1 + (measured - bound) / |bound|`` (> 1 exactly when the
+measured value is above the bound by more than the rounding floor below; 1 within it; a
+positive bound keeps measured / bound).
 A measured value at or below the rounding floor, :data:`ZERO` times the instance's scale
 (1 + |F(x0) - F*| + max_t |F(x_t)| + ||x0 - x*||^2), is indistinguishable from 0 and gives 0:
 near the optimum F(x) - F* stalls at a few hundred ulps of F while a bound built from measured
@@ -28,12 +33,22 @@ __all__ = ["ratios", "judge", "ZERO"]
 ZERO = 1e-13
 
 
-def ratios(lhs, rhs, scale=1.0):
-    """measured / bound with the rules of the module docstring (arrays broadcast)."""
+def ratios(lhs, rhs, scale=1.0, signed=False):
+    """measured / bound with the rules of the module docstring (arrays broadcast).
+
+    >>> ratios([-2.0, -0.5, 1.0, -1e-3], [-1.0, -1.0, 2.0, -1e-3 - 1e-17], signed=True).tolist()
+    [0.0, 1.5, 0.5, 1.0]
+    >>> ratios([-0.5], [-1.0]).tolist()   # unsigned: a value at or below 0 holds
+    [0.0]
+    """
     lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
     pos = lhs > ZERO * scale
     with np.errstate(all="ignore"):
         r = np.where(pos, np.where(rhs > 0, lhs / rhs, np.inf), 0.0)
+        if signed:  # a negative bound: above 1 exactly when measured > bound by more than
+            gap = lhs - rhs  # the rounding floor (within it: 1, tight)
+            gap = np.where((gap > 0) & (gap <= ZERO * scale), 0.0, gap)
+            r = np.where(rhs < 0, np.maximum(1.0 + gap / np.abs(rhs), 0.0), r)
     return np.where(np.isfinite(lhs) & np.isfinite(rhs), r, -np.inf)
 
 
@@ -54,7 +69,9 @@ def judge(bound, q: dict, scalars: dict, per_instance: dict, lhs: str | None = N
            for k, v in full.items() if k in names}
     rhs = _evaluate(bound, use, P * K).reshape(P, K)
     scale = _scale(q)
-    r = ratios(values, rhs, scale)
+    from ..measures import get as _get_measure
+
+    r = ratios(values, rhs, scale, signed=_get_measure(bound.lhs if lhs is None else lhs).signed)
     r = np.where(diverged_rows(q)[:, None], DIVERGED_RATIO, r)
     r = np.where(_preconditions_ok(bound, use, P * K).reshape(P, K), r, -math.inf)
     k = np.argmax(r, axis=1)

@@ -68,3 +68,24 @@ def test_a_measurement_at_the_rounding_floor_is_zero_not_a_violation():
     assert ratios(6.66e-14, 6.89e-19, 2.2).tolist() == 0.0
     assert ratios(1e-3, 1e-4, 2.2).tolist() == pytest.approx(10.0)
     assert ratios(1e-3, -1.0, 2.2).tolist() == float("inf")  # bound <= 0: VIOLATED
+
+
+def test_a_signed_descent_is_judged_against_a_negative_bound():
+    """Lemma B.5.1's one_round_descent may be negative and so may its bound: a descent of -0.5
+    against a promised -1 violates it (ratio 1 + 0.5/1); -2 against -1 holds; within the
+    rounding floor of the bound it is tight (1), never a violation. An unsigned quantity at or
+    below 0 always holds."""
+    from verify.falsify.judge import judge, ratios
+    from verify.measures import get
+
+    assert get("one_round_descent").signed and not get("final_gap").signed
+    b = boundlab.Bound(id="mine.descent", source="t", expr=-boundlab.sym("grad_norm2"),
+                       params=boundlab.make_params("grad_norm2"), kind="upper",
+                       lhs="one_round_descent")
+    z = np.zeros((3, 1))
+    q = {"descent_t": np.array([[-0.5], [-2.0], [-1.0 + 1e-15]]),
+         "descent_grad_norm2": np.ones((3, 1)), "descent_q_t": z, "descent_werr_t": z,
+         "gap": np.ones((3, 2)), "dist2": np.ones((3, 2))}
+    r, lhs, rhs, _ = judge(b, q, {}, {})
+    assert r.tolist() == [1.5, 0.0, 1.0] and rhs.tolist() == [-1.0, -1.0, -1.0]
+    assert ratios(-0.5, -1.0).tolist() == 0.0  # unsigned
