@@ -6,7 +6,10 @@ modes (:func:`mode`):
   (done LAST)``;
 - ``"lines"`` (stderr is not a terminal: a CI log, a notebook, a file): plain lines such as
   ``reproduce: 2/4, 0:00:12 elapsed, 0:00:12 left (done 004:fig3)``, at most one every
-  :data:`LINE_EVERY` seconds (the first and the last item always);
+  :data:`LINE_EVERY` seconds (the first and the last item always); with a ``heartbeat``
+  (``reproduce``: :data:`HEARTBEAT`), also a line such as ``reproduce: 2/4, 0:10:12
+  elapsed, still on 001:fig1 (0:10:00)`` whenever an item has run that long without a line,
+  so that a log shows a long item is alive;
 - ``"off"`` (``--quiet``): nothing.
 
 stdout is never written, so ``--json`` output stays one strict JSON document whatever the mode.
@@ -33,14 +36,18 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 
-__all__ = ["counter", "eta_seconds", "mode", "pep_spinner", "Ticker", "LINE_EVERY", "MODES"]
+__all__ = ["counter", "eta_seconds", "mode", "pep_spinner", "Ticker", "LINE_EVERY", "MODES",
+           "HEARTBEAT"]
 
 #: the progress modes: a rich bar, plain lines, nothing
 MODES = ("bar", "lines", "off")
 #: seconds between two progress lines (the first and the last item are always written)
 LINE_EVERY = 2.0
+#: seconds without a line after which ``reproduce`` says which item it is still on (lines mode)
+HEARTBEAT = 60.0
 
 
 def mode(quiet: bool = False, stream=None) -> str:
@@ -77,6 +84,7 @@ class Ticker:
         self.console, self.redirect_stdout, self.every = console, redirect_stdout, every
         self.stream = stream
         self.done, self._bar, self._task, self._t0, self._last = 0, None, None, None, None
+        self._beat_stop, self._lock, self._done_at = None, threading.Lock(), None
 
     def start(self) -> None:
         if self._t0 is not None:
@@ -99,7 +107,42 @@ class Ticker:
         elif self.mode == "lines" and self.done > before:
             self._line(label)
 
+    def heartbeat(self, every: float, labels=None) -> None:
+        """In lines mode, a line every ``every`` seconds without one, naming the item being
+        worked on (``labels[done]`` when given; a daemon thread, ended by :meth:`stop`)."""
+        if self.mode != "lines" or self._beat_stop is not None:
+            return
+        self.start()
+        stop = self._beat_stop = threading.Event()
+
+        def run():
+            while not stop.wait(every / 4):
+                with self._lock:
+                    now = time.monotonic()
+                    if now - (self._last or self._t0) < every:
+                        continue
+                    self._last = now
+                    on = labels[self.done] if labels and self.done < len(labels) else \
+                        f"item {self.done + 1}"
+                    self._write(f"{self.what}: {self.done}/{self.total}, "
+                                f"{_clock(now - self._t0)} elapsed, still on {on} "
+                                f"({_clock(now - self._item_t0())})")
+
+        threading.Thread(target=run, daemon=True).start()
+
+    def _item_t0(self) -> float:
+        return self._done_at or self._t0
+
+    def _write(self, text: str) -> None:
+        stream = sys.stderr if self.stream is None else self.stream
+        print(text, file=stream, flush=True)
+
     def _line(self, label: str) -> None:
+        with self._lock:
+            self._done_at = time.monotonic()
+            self._line_locked(label)
+
+    def _line_locked(self, label: str) -> None:
         now = time.monotonic()
         last = self.total is not None and self.done >= self.total
         if not (last or self._last is None or now - self._last >= self.every):
@@ -109,10 +152,11 @@ class Ticker:
         left = eta_seconds(elapsed, self.done, self.total)
         text = f"{self.what}: {self.done}/{'?' if self.total is None else self.total}, " \
                f"{_clock(elapsed)} elapsed, {'-:--:--' if left is None else _clock(left)} left"
-        stream = sys.stderr if self.stream is None else self.stream
-        print(text + (f" (done {label})" if label else ""), file=stream, flush=True)
+        self._write(text + (f" (done {label})" if label else ""))
 
     def stop(self) -> None:
+        if self._beat_stop is not None:
+            self._beat_stop.set()
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
@@ -120,17 +164,28 @@ class Ticker:
 
 @contextlib.contextmanager
 def counter(total: int, what: str, show, *, console=None, redirect_stdout: bool = False,
-            stream=None):
+            stream=None, heartbeat=None, labels=None):
     """``step(label)`` after each of ``total`` items, drawn in ``show``'s mode (:func:`mode`;
     True: the bar, False: nothing) on stderr (the bar on ``console``, the lines on ``stream``
     when given). ``redirect_stdout``: lines printed meanwhile stay above the bar (only when
-    stdout is the same terminal)."""
+    stdout is the same terminal). ``heartbeat`` (seconds; lines mode): say which item of
+    ``labels`` is still running when no line came for that long (:meth:`Ticker.heartbeat`).
+
+    >>> import io
+    >>> log = io.StringIO()
+    >>> with counter(1, "items", "lines", stream=log, heartbeat=0.05, labels=["slow"]) as step:
+    ...     time.sleep(0.5); step("slow")
+    >>> "still on slow" in log.getvalue()
+    True
+    """
     ticker = Ticker(total, what, show, console=console, stream=stream,
                     redirect_stdout=redirect_stdout)
     if ticker.mode == "off":
         yield lambda label="": None
         return
     ticker.start()
+    if heartbeat:
+        ticker.heartbeat(float(heartbeat), labels)
     try:
         yield lambda label="": ticker.update(label=label)
     finally:

@@ -165,7 +165,7 @@ def _run(args) -> int:
     from verify.reproduce.registry import Config
     from verify.reproduce.store import open_out
 
-    from .progress import counter, mode
+    from .progress import HEARTBEAT, counter, mode
 
     exps = select_many(args.selection)
     if args.list:
@@ -178,8 +178,8 @@ def _run(args) -> int:
                        executor=args.executor, seeds=seeds)
     out = open_out(args.out, "--out")
     seconds: dict = {}
-    with counter(len(exps), "reproduce", mode(args.quiet),
-                 redirect_stdout=sys.stdout.isatty()) as step:
+    with counter(len(exps), "reproduce", mode(args.quiet), redirect_stdout=sys.stdout.isatty(),
+                 heartbeat=HEARTBEAT, labels=[e.id for e in exps]) as step:
         def progress(e, status, took):
             seconds[e.id] = took
             if not args.json:

@@ -99,6 +99,7 @@ def test_reproduce_json_one_document_with_every_outcome(tmp_path, fake004, capsy
 def test_reproduce_counts_every_outcome(tmp_path, monkeypatch, capsys):
     """Each item's outcome is counted once: the counts add up to the items (an inconclusive
     item was once left out of both the summary line and the JSON counts)."""
+    registry.experiments()  # loaded (the test alone: nothing has loaded the items yet)
     reg = dict(registry._REGISTRY)
     kinds = {"004:fig2": dict(ok=False), "004:fig3": dict(ok=True),
              "004:fig4": dict(ok=False, status="inconclusive"), "004:fig5": dict(ok=False,

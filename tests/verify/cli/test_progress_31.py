@@ -127,3 +127,29 @@ def test_every_command_accepts_quiet():
                                   "verify", "reproduce")}
     for leaf in leaves:
         assert any("--quiet" in a.option_strings for a in leaf._actions), leaf.prog
+
+
+def test_reproduce_says_which_long_item_is_still_running(tmp_path, monkeypatch, capsys):
+    """Off a terminal a long item once printed nothing until it ended (002:cnn at full size):
+    a heartbeat line names the item still running, then the usual line when it ends."""
+    import time
+
+    from verify.cli import progress
+    from verify.reproduce import registry
+    from verify.reproduce.registry import Claim, Result
+
+    registry.experiments()
+    reg = dict(registry._REGISTRY)
+
+    def slow(cfg):
+        time.sleep(0.6)
+        return Result([{"v": 1}], [Claim("v", "1", "1", "equal", ok=True)])
+
+    reg["004:fig3"] = __import__("dataclasses").replace(reg["004:fig3"], fn=slow)
+    monkeypatch.setattr(registry, "_REGISTRY", reg)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.1)
+    assert main(["reproduce", "004:fig3", "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    beats = [ln for ln in err if "still on 004:fig3" in ln]
+    assert beats and beats[0].startswith("reproduce: 0/1, "), err
+    assert LINE.match(err[-1]) and err[-1].endswith("(done 004:fig3)")
