@@ -6,8 +6,8 @@ one step per instance or the plan's schedule; FedProx's local step
 W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``) and
 seed 003's beta algorithm (the gradient of every step at beta W + (1 - beta) u_i, u_i the
 neighbour average of the clients' last models by the graph of falsify's messages, the server
-step with the graph's weights renormalised; the graph's float64 weights taken exactly; only the
-per-state quantities: its drift quantities raise :class:`Unsupported`), with Li et al.'s
+step and the virtual average with the graph's weights renormalised; the graph's float64 weights
+taken exactly), with Li et al.'s
 Gamma = F* - sum_i p_i F_i* where the plan measures it (each client's minimum re-solved by
 Newton's method), on quadratic clients (``toys.Quadratic``: A_i, c_i,
 b_i), ridge sums (:class:`verify.falsify.families._ridge.RidgeSum`, Huber or softplus profile),
@@ -30,8 +30,6 @@ __all__ = ["Unsupported", "replay", "ALGORITHMS"]
 
 #: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx)
 ALGORITHMS = ("gd", "fedavg", "fedprox", "beta")
-#: the left-hand sides a beta replay gives (the per-state quantities)
-BETA_LHS = ("final_gap", "gap_t", "dist_next")
 _NEWTON_STEPS = 80
 
 
@@ -186,8 +184,6 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
     cl = _Clients(prob)
     prox = mpmath.mpf(float(plan.hyper["alpha"])) if plan.algorithm == "fedprox" else 0
     if plan.algorithm == "beta":
-        if plan.lhs not in BETA_LHS:
-            raise Unsupported(f"the beta replay gives {BETA_LHS}, not {plan.lhs}")
         cl.beta = _Beta(plan, len(cl.p), x0)
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
@@ -235,47 +231,44 @@ class _Beta:
         self.alpha = [v / total for v in w]
         self.U = [_vec(x0) for _ in range(N)]
 
-    def round(self, cl, x, lrs, out):
-        """One round: every client's tau perturbed steps, then U and the server step."""
-        N, b = len(cl.p), self.beta
-        W, g2 = [list(x) for _ in range(N)], mpmath.mpf(0)
-        for lr in lrs:
-            G = [cl.grad(i, [b * w + (1 - b) * u for w, u in zip(W[i], self.U[i])])
-                 for i in range(N)]
-            g2 = max(g2, max(_dot(g, g) for g in G))
-            W = [[w - lr * g for w, g in zip(W[i], G[i])] for i in range(N)]
+    def point(self, i, w):
+        """Client i's perturbed iterate beta w + (1 - beta) u_i (where its gradient is taken)."""
+        return [self.beta * wk + (1 - self.beta) * uk for wk, uk in zip(w, self.U[i])]
+
+    def end_round(self, W, x):
+        """u_i = p_i^{-1} sum_n p_in W_n (the round's start x where p_i = 0)."""
+        N = len(W)
         self.U = [[mpmath.fsum(self.P[i][n] * W[n][j] for n in range(N)) / self.degree[i]
                    for j in range(len(x))] if self.degree[i] > 0 else list(x)
                   for i in range(N)]
-        out["g2_max"].append(g2)
-        out["lr"].append(lrs[0])
-        return [xk + mpmath.fsum(a * (W[i][j] - xk) for i, a in enumerate(self.alpha))
-                for j, xk in enumerate(x)]
 
 
 def _round(cl, x, Fs, lrs, out, prox=0):
     """tau local steps of every client from x (FedProx's proximal term ``prox`` (W - x)), the
     server average after each for the shadow gap; returns x + sum_i p_i (W_i - x) (toys'
-    FedAvg server step); the beta algorithm's round where the clients carry one."""
-    if getattr(cl, "beta", None) is not None:
-        return cl.beta.round(cl, x, lrs, out)
+    FedAvg server step). With the beta algorithm (``cl.beta``) each gradient is taken at the
+    perturbed iterate, the averages use its aggregation weights, and U follows the round."""
+    beta = getattr(cl, "beta", None)
     N = len(cl.p)
+    a = cl.p if beta is None else beta.alpha  # the virtual / server average's weights
     W = [list(x) for _ in range(N)]
     shadow, g2 = mpmath.mpf(0), mpmath.mpf(0)
     dmax, dsum, disc = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
     xbar = x
     for k, lr in enumerate(lrs):
-        G = [cl.grad(i, W[i]) for i in range(N)]
+        G = [cl.grad(i, W[i] if beta is None else beta.point(i, W[i])) for i in range(N)]
         g2 = max(g2, max(_dot(g, g) for g in G))
         W = [[w - lr * (g + prox * (w - xj)) for w, g, xj in zip(W[i], G[i], x)]
              for i in range(N)]
-        xbar = [xk + mpmath.fsum(pi * (W[i][j] - xk) for i, pi in enumerate(cl.p))
+        xbar = [xk + mpmath.fsum(ai * (W[i][j] - xk) for i, ai in enumerate(a))
                 for j, xk in enumerate(x)]
         shadow += cl.F(xbar) - Fs
-        dn = [mpmath.fsum((a - b) ** 2 for a, b in zip(W[i], xbar)) for i in range(N)]
-        dmax, disc = max(dmax, max(dn)), max(disc, mpmath.fsum(p * v for p, v in zip(cl.p, dn)))
+        dn = [mpmath.fsum((u - v) ** 2 for u, v in zip(W[i], xbar)) for i in range(N)]
+        dmax, disc = max(dmax, max(dn)), max(disc, mpmath.fsum(w * v for w, v in zip(a, dn)))
         if k < len(lrs) - 1:  # k = 1..tau-1 (DKR Lemma 2.2)
             dsum += mpmath.fsum(dn)
+    if beta is not None:
+        beta.end_round(W, x)
     out["shadow_gap"].append(shadow / len(lrs))
     out["g2_max"].append(g2)
     out["lr"].append(lrs[0])

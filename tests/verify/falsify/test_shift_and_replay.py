@@ -183,8 +183,9 @@ def test_a_false_fedprox_bound_is_certified_in_high_precision():
 
 def test_mpmath_replay_of_beta_matches_toys_float64():
     """Seed 003's beta algorithm replayed in mpmath (falsify's messages: the uniform graph):
-    its states agree with toys.run's beta in float64; a drift lhs has no beta replay."""
-    from verify.falsify._mpreplay import Unsupported, replay
+    its states and its round quantities (the virtual average with the aggregation weights)
+    agree with toys.run's beta in float64."""
+    from verify.falsify._mpreplay import replay
     from verify.falsify.toys_map import beta_messages
 
     prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
@@ -194,11 +195,11 @@ def test_mpmath_replay_of_beta_matches_toys_float64():
     plan = _plan("final_gap", algo="beta", fclass="smooth-strongly-convex")
     with mpmath.workdps(40):
         q = replay(plan.with_hyper({"beta": 0.4}), prob, x0, 3, 3, np.full(9, 0.3))
-        with pytest.raises(Unsupported, match="beta replay"):
-            replay(_plan("max_client_drift", algo="beta").with_hyper({"beta": 0.4}), prob, x0,
-                   3, 3, np.full(9, 0.3))
     np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
     np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
     fedavg = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # beta acts
 
