@@ -20,7 +20,8 @@ gives V = (L/2)(gamma D0^2 + beta^2 C/(beta mu B - 1)) and the E-term
   erratum BM-5).
 
 Every parameter the induction takes is searched, also those the stated constant lacks (a
-constant that does not depend on them must not change with them). Search (seeded; ``budget``
+constant that does not depend on them must not change with them), inside the corollary's class
+mu <= L (a point outside it is never a worst case). Search (seeded; ``budget``
 points): :func:`verify.falsify._param_search.search`, measured at 40 digits. Certificate: the
 induction at 50 and 70 digits (their difference is the error), the stated side at 60 digits
 with exact parameters; ``mpmath-50``.
@@ -138,6 +139,10 @@ def evaluate(bound, q: Quantity, pts: dict) -> tuple:
         except (ArithmeticError, ValueError, OverflowError):
             x[i] = math.nan
     r, s = _ps.identity_ratios(bound, x, pts)
+    # the corollary's class: L-smooth and mu-strongly convex, so mu <= L (its constants are
+    # not defined elsewhere, whatever the stated bound's own preconditions)
+    r = np.where(np.asarray(pts["mu"], dtype=float) <= np.asarray(pts["L"], dtype=float), r,
+                 -np.inf)
     return r, x, s
 
 

@@ -6,6 +6,7 @@ import dataclasses
 from fractions import Fraction as Fr
 
 import mpmath
+import numpy as np
 import pytest
 
 import boundlab
@@ -131,3 +132,16 @@ def test_a_parameter_the_induction_lacks_is_not_applicable():
                  params=make_params("L", "T"), kind="identity", lhs="speed_constant")
     res = verify.falsify(mine, budget=20, **HOW)
     assert res.verdict == "not-applicable" and "T" in res.reason
+
+
+def test_points_outside_the_corollarys_class_are_never_judged():
+    """mu > L is outside the class the constants are defined on: a stated V that differs from
+    the induction only there holds (the user bound has no precondition of its own)."""
+    b = boundlab.get("skew.speed")
+    mine = dataclasses.replace(b, id="mine.speed_nopre", preconditions=())
+    r, _, _ = cr.evaluate(mine, cr.QUANTITIES["V"], {k: np.array([v]) for k, v in
+                                                     {**PT, "mu": 3.0}.items()})
+    assert r.tolist() == [-np.inf]
+    res = verify.falsify(mine, budget=40, seed=0, **HOW)
+    assert res.verdict == "holds" and res.instance.data["params"]["mu"] <= \
+        res.instance.data["params"]["L"]
