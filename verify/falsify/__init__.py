@@ -12,9 +12,18 @@ schedules) and ``fedau_paths.py`` (FedAU in expectation over its Bernoulli paths
 :mod:`verify.measures`), ``pep.py``, ``exact.py`` and
 ``interpolate.py`` (the exact worst case and the function interpolating it), ``judge.py``,
 ``certify.py`` with ``_mpreplay.py`` (the certified verdict: the worst instance replayed in
-mpmath), ``api.py`` (the entry point and its results), ``_file.py`` (a saved falsification,
-sealed, and :meth:`Falsification.load`), ``mutants.py``, ``power.py`` and ``_power_*.py``
-(the power benchmark).
+mpmath), ``api.py`` and ``result.py`` (the entry point and its results), ``_file.py`` (a saved
+falsification, sealed, and :meth:`Falsification.load`), ``mutants.py``, ``power.py`` and
+``_power_*.py`` (the power benchmark).
+
+The left-hand sides that are not a value of one run have their own searches, the **routes**
+registered in ``routes.py`` (its ``MODULES``; each module declares ``FAMILY``, ``LHS``,
+``KINDS`` and gives ``falsify_route``, ``measure_instance`` and ``certify``):
+``weight_error_search.py`` (FedAU's weight error), ``points_route.py`` with ``_points.py``,
+``interval_route.py``, ``argmin_route.py``, ``complexity_route.py``, ``plateau_route.py``,
+``reweighted_route.py``, ``kappa_route.py`` with ``_kappa_measure.py``, ``softmax_route.py``
+and ``constants_route.py``; the point routes share ``_param_search.py`` (the seeded parameter
+search and the identity certificate).
 """
 
 __all__ = ["falsify", "Falsification", "Instance"]
