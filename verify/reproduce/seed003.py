@@ -158,10 +158,11 @@ def curves(cfg, data, model, beta, seeds=None, **kw) -> np.ndarray:
                      for s in range(n_seeds(cfg) if seeds is None else seeds)])
 
 
-def _seeds_note(S) -> str:
-    return (f"{S} data seeds (split, test split and the MLP's initial point; run seed 0: the runs "
-            "draw nothing; the paper: one run, seed 0): the arms share them, so every interval "
-            "is the paired one")
+def _seeds_note(S, batch=None) -> str:
+    draws = ("run seed 0: the runs draw nothing" if batch is None else
+             f"run seed 0 draws the minibatches of {batch} on each data seed's own split")
+    return (f"{S} data seeds (split, test split and the MLP's initial point; {draws}; the "
+            "paper: one run, seed 0): the arms share them, so every interval is the paired one")
 
 
 def _steps(R, betas, H, effect=None):
@@ -235,7 +236,7 @@ def table1_at(cfg, batch=None) -> Result:
     S = n_seeds(cfg)
     return Result(rows, claims, fig, setup=f"{H} rounds (horizon H: a run that never reaches "
                   f"the target counts H, never dropped), gamma {GAMMA}, β in {betas} (1 = "
-                  f"FedAvg); {_seeds_note(S)}",
+                  f"FedAvg); {_seeds_note(S, batch)}",
                   notes=[power_note(S, RES_R, widths, " round(s)", paired=True),
                          departures(H, 200, "table1", batch), target_note(
                              {f"{k[0]}, {k[1]}, β={k[2]:g}": v for k, v in R.items()}, H,
@@ -332,7 +333,8 @@ def fig3_at(cfg, batch=None) -> Result:
                                out, hows(dec)))
     axes[0, 0].legend(fontsize=7)
     return Result(rows, claims, fig, setup="'better' read as a higher area under the accuracy "
-                  f"curve (mean over the rounds), the figures' visual criterion; {_seeds_note(S)}",
+                  "curve (mean over the rounds), the figures' visual criterion; "
+                  f"{_seeds_note(S, batch)}",
                   notes=[power_note(S, RES_ACC * 100, np.array(widths) * 100, " pp",
                                     paired=True), departures(a.shape[1], 200, "fig3", batch)])
 
@@ -432,7 +434,7 @@ def fig12_at(cfg, batch=None) -> Result:
                            else "") if calm else hows(dec))]
     S = n_seeds(cfg)
     return Result(rows, claims, fig, setup="the paper's γ grid as printed; spike = the largest "
-                  f"one-round drop of test accuracy; {_seeds_note(S)}",
+                  f"one-round drop of test accuracy; {_seeds_note(S, batch)}",
                   notes=[power_note(S, RES_DROP * 100, [d.width * 100 for d in dec.values()],
                                     " pp", paired=True),
                          departures(a.shape[1], 200, "fig12", batch)])

@@ -123,3 +123,11 @@ def test_sgd_items_say_their_local_steps():
     text = " ".join(r.notes)
     assert f"minibatch SGD with batch {seed003.SGD_BATCH}" in text
     assert "full-batch" not in " ".join(c.how for c in r.claims)
+
+
+def test_sgd_sections_say_the_runs_draw_their_minibatches():
+    from verify.reproduce import seed003_sgd
+
+    setup = seed003_sgd.fig3_sgd(TINY).setup
+    assert "draws the minibatches of 32" in setup and "draw nothing" not in setup
+    assert "the runs draw nothing" in seed003.fig3(TINY).setup
