@@ -183,8 +183,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
                           f"(participation {plan.participation or 'full'})")
     cl = _Clients(prob)
     prox = mpmath.mpf(float(plan.hyper["alpha"])) if plan.algorithm == "fedprox" else 0
-    if plan.algorithm == "beta":
-        cl.beta = _Beta(plan, len(cl.p), x0)
+    beta = _Beta(plan, len(cl.p), x0) if plan.algorithm == "beta" else None
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
     x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
@@ -194,7 +193,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         if r == T:
             break
         x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out,
-                   prox)
+                   prox, beta)
     out["F_star"], out["x_star"] = Fs, xs
     if "Gamma" in plan.measured:  # Li et al.'s F* - sum_i p_i F_i*, the client minima re-solved
         if getattr(prob, "x_star_i", None) is None:
@@ -243,12 +242,12 @@ class _Beta:
                   for i in range(N)]
 
 
-def _round(cl, x, Fs, lrs, out, prox=0):
+def _round(cl, x, Fs, lrs, out, prox=0, beta=None):
     """tau local steps of every client from x (FedProx's proximal term ``prox`` (W - x)), the
     server average after each for the shadow gap; returns x + sum_i p_i (W_i - x) (toys'
-    FedAvg server step). With the beta algorithm (``cl.beta``) each gradient is taken at the
-    perturbed iterate, the averages use its aggregation weights, and U follows the round."""
-    beta = getattr(cl, "beta", None)
+    FedAvg server step). With the beta algorithm's state ``beta`` (:class:`_Beta`) each
+    gradient is taken at the perturbed iterate, the averages use its aggregation weights, and
+    U follows the round."""
     N = len(cl.p)
     a = cl.p if beta is None else beta.alpha  # the virtual / server average's weights
     W = [list(x) for _ in range(N)]
