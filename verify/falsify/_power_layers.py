@@ -201,9 +201,12 @@ def _past(deadline, out, left) -> bool:
 
 def falsify_flags(original, mutants, budget, seed=0, exact=False, deadline=None) -> LayerRun:
     """``verify.falsify`` on each mutant (a Bound object, with the original's algorithm and
-    class): flagged when it reports VIOLATED, which it does only with a replayed instance."""
+    class): flagged when it reports VIOLATED, which it does only with a replayed instance; a
+    mutant ``verify.falsify`` refuses (a :class:`boundlab.errors.BoundlabError`, e.g. not real
+    inside the domain) is not flagged, and the others go on."""
     import boundlab
     import verify
+    from boundlab.errors import BoundlabError
 
     meta = boundlab.registry.meta(original.id)
     how = {"algorithm": meta.get("algorithm"), "function_class": meta.get("function_class")}
@@ -211,7 +214,12 @@ def falsify_flags(original, mutants, budget, seed=0, exact=False, deadline=None)
     for k, m in enumerate(mutants):
         if _past(deadline, out, len(mutants) - k):
             break
-        res = verify.falsify(m, budget=int(budget), seed=seed, exact=exact, **how)
+        try:
+            res = verify.falsify(m, budget=int(budget), seed=seed, exact=exact, **how)
+        except BoundlabError as exc:  # refused (a mutant not real in the domain): not caught
+            out.flags[m.id] = Flag(False, f"falsify refused it: {type(exc).__name__}: "
+                                          f"{str(exc)[:160]}", {})
+            continue
         out.evaluations += res.evaluations
         ok = res.verdict == "VIOLATED" and res.instance is not None
         out.flags[m.id] = Flag(ok, f"falsify (budget {budget}, seed {seed}): {res.verdict}",

@@ -196,3 +196,19 @@ def test_benchmark_generation_mode_and_argument_domains(capsys, tmp_path):
     out = tmp_path / "p.json"
     assert main(["--only", "skew.rho_range", "--quick", "--save", str(out)]) == 0
     assert json.loads(out.read_text())["summary"]["mutants"] > 0
+
+
+def test_a_mutant_falsify_refuses_is_not_flagged_and_the_others_go_on():
+    """contraction.corollary1's exponent mutant is not real at beta = 1/4 (a DomainError from
+    verify.falsify): the oracle's loop records it unflagged instead of losing the bound."""
+    from verify.falsify._power_layers import falsify_flags
+
+    original = boundlab.get("contraction.corollary1")
+    ms = {m.id: m for m in mutants(original)}
+    bad = ms["contraction.corollary1~exp[(1-1/beta)**2]-1"]
+    other = next(m for k, m in ms.items() if k != bad.id and "~const" in k)
+    run = falsify_flags(original, [bad, other], budget=10)
+    assert run.flags[bad.id].flagged is False
+    assert "refused" in run.flags[bad.id].why and "DomainError" in run.flags[bad.id].why
+    assert "beta" in run.flags[bad.id].why
+    assert other.id in run.flags and "refused" not in run.flags[other.id].why
