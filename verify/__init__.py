@@ -1,6 +1,6 @@
 """verify — the verdict: theory vs measured runs, tightness against exact worst cases, the CLI.
 
-Layout (by role): ``compare.py`` (what "holds" means: the verdicts), ``measures.py`` (every
+Layout (by role): ``compare.py`` (what "holds" means: the verdicts), ``measures/`` (every
 left-hand side and how a run measures it), ``schema.py`` and ``result_keys.py`` (the result
 schema; its pandas-free half), ``suite.py`` (the main job's checks), and the subpackages
 ``check/`` (the generic check of any bound on a run or a recorded log: :func:`check`,
