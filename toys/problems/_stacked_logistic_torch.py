@@ -36,14 +36,18 @@ class TorchStackedLogistic:
     """See the module docstring; ``pop`` the numpy :class:`StackedLogistic`."""
 
     def __init__(self, pop, ops):
-        from toys.engine.backends.torch import LogisticOracle
-
         self.ops, self.torch = ops, ops.torch
-        self.flat = LogisticOracle(ops, pop.flat.arrays())
+        self.flat = self._flat_oracle(pop, ops)
         self.B, self.n_clients, self.dim = pop.n_instances, pop.n_clients, pop.dim
         self.counts_max = pop.counts_max
         self.draw_len = pop.draw_len
         self._gens = None
+
+    def _flat_oracle(self, pop, ops):
+        """The torch oracle of the B N clients laid end to end (``pop.flat``)."""
+        from toys.engine.backends.torch import LogisticOracle
+
+        return LogisticOracle(ops, pop.flat.arrays())
 
     def _rows(self, W):
         if W.dim() == 2:  # server points (B, d): every client's row

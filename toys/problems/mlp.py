@@ -128,23 +128,43 @@ class _Oracle:
         (N, n_max) draw, gathered in row order, so that only b rows per client are computed."""
         if batch_size is None or batch_size >= self.counts_max:
             return self.grads(W)
-        idx, wb = self.draw_rows(rng, int(batch_size))
-        rows = np.arange(self.n_clients)[:, None]
+        return self.keyed_grads(W, self.draw_keys(rng), int(batch_size))
+
+    def keyed_grads(self, W, keys, b, clients=None):
+        """The minibatch gradients of the rows of ``keys`` (N, n_max) (:meth:`rows_of_keys`):
+        the statements of :meth:`minibatch_grads` after its draw. ``clients`` (indices), if
+        given: ``W`` and ``keys`` are those clients' rows only (a population of MLPs,
+        :mod:`toys.problems._stacked_mlp`, passes its participants with their own keys); only
+        their drawn rows are gathered."""
+        at = np.arange(self.n_clients) if clients is None else np.asarray(clients)
+        idx, wb = self.rows_of_keys(keys, b, at)
+        rows = at[:, None]
         with one_blas_thread():
             return mlp_grads(self._bc(W), self.X[rows, idx], self.Y[rows, idx], wb, self.l2,
                              *self.shape)
 
-    def draw_rows(self, rng, b):
-        """``(idx, wb)``: the row indices (N, b) of a minibatch, ascending (padding slots of a
-        client with fewer than b rows point at its row 0 with weight 0), and the weights wb
-        (N, b), 1/min(b, n_i) on the real rows. Draws ``rng.random((N_full, n_max))``."""
+    def draw_keys(self, rng):
+        """The uniform keys (N, n_max) of one minibatch draw: ``rng.random((N_full, n_max))``,
+        a subset's rows kept."""
         full_n, rows = self._draw or (self.n_clients, None)
         keys = rng.random((full_n, self.mask.shape[1]))
-        keys = keys if rows is None else keys[rows]
-        keys = np.where(self.mask > 0, keys, np.inf)  # padding rows sort last
+        return keys if rows is None else keys[rows]
+
+    def draw_rows(self, rng, b):
+        """:meth:`rows_of_keys` of a fresh draw (:meth:`draw_keys`)."""
+        return self.rows_of_keys(self.draw_keys(rng), b)
+
+    def rows_of_keys(self, keys, b, clients=None):
+        """``(idx, wb)``: the row indices (N, b) of a minibatch, ascending (padding slots of a
+        client with fewer than b rows point at its row 0 with weight 0), and the weights wb
+        (N, b), 1/min(b, n_i) on the real rows, for the uniform ``keys`` (N, n_max) of the
+        clients ``clients`` (default all)."""
+        mask, counts = (self.mask, self.counts) if clients is None else (
+            self.mask[clients], self.counts[clients])
+        keys = np.where(mask > 0, keys, np.inf)  # padding rows sort last
         idx = np.sort(np.argpartition(keys, b - 1, axis=1)[:, :b], axis=1)
         valid = np.isfinite(np.take_along_axis(keys, idx, axis=1))
-        beff = np.minimum(b, self.counts)[:, None]
+        beff = np.minimum(b, counts)[:, None]
         return np.where(valid, idx, 0), valid / beff
 
 

@@ -171,7 +171,8 @@ def acc_curves(make_prob, algo, *, rounds: int, seeds, **kw) -> np.ndarray:
             note_model(q)
         note(seeds=BATCHED)
         return got["test_accuracy"]
-    note(seeds=f"the seeds run one at a time ({refusal(probs, algo) or 'a run stops'})")
+    why = refusal(probs, algo, kw.get("backend")) or "a run stops"
+    note(seeds=f"the seeds run one at a time ({why})")
     return np.stack([run_acc(q, algo, rounds=rounds, seed=s, **kw)
                      .metrics["test_accuracy"] for q, s in zip(probs, seeds)])
 
@@ -287,7 +288,7 @@ def sweep_runs(cfg, problem, algo, *, grid: dict, rounds: int, label: str, seeds
                callbacks=(), metrics=("test_accuracy",), **fixed) -> dict:
     """Run ``algo`` over ``grid`` x ``seeds`` through :func:`verify.sweep` (``cfg.executor``:
     local or Dask; resumable under :func:`sweep_dir`) with the held-out test metrics recorded
-    every round; on the local executor, runs that stack (logistic problems, batched pieces,
+    every round; on the local executor, runs that stack (logistic or MLP problems, batched pieces,
     numpy or torch) run instead as one population per set of run keywords
     (:func:`verify.reproduce.batch.batched_sweep`: the same numbers, bit for bit; kept point by
     point in the same store, :mod:`verify.reproduce._batch_store`); returns ``{metric: array

@@ -56,11 +56,31 @@ def test_the_same_seeds_give_the_same_bits_and_other_seeds_differ(probs):
     assert np.array_equal(a[1:], c[1:])  # an instance does not see the others' seeds
 
 
+def test_mlp_seeds_batch_on_torch_each_its_own_run():
+    pytest.importorskip("torch")
+    X, y, _ = pool("digits", max_samples=400, seed=0)
+    mlp = [federate(X, y, "dirichlet", 5, s, model="mlp", hidden=4, alpha=0.5)
+           for s in range(3)]
+    assert len({q.X.shape[1] for q in mlp}) > 1 and stackable(mlp, backend="torch")
+    seeds, part = [2, 0, 5], "bernoulli:p=0.5"
+    dev = dict(backend="torch", device="cpu")
+    got = batched_metrics(mlp, "fedavg", seeds=seeds, participation=part, **dev, **KW)
+    for b, q in enumerate(mlp):  # its own torch run's draws and steps, to round-off
+        tr = toys.run(q, "fedavg", seed=seeds[b], participation=part, record="none",
+                      callbacks=[TestMetrics(q)], **dev, **KW)
+        assert np.allclose(tr.metrics["test_loss"], got["test_loss"][b], rtol=1e-12, atol=0)
+        assert np.array_equal(tr.metrics["test_accuracy"], got["test_accuracy"][b])
+    # on numpy the MLP's seeds loop: a population of it is slower there (measured)
+    assert not stackable(mlp) and batched_metrics(mlp, "fedavg", seeds=seeds, **KW) is None
+
+
 def test_models_that_do_not_stack_are_left_to_the_loop(probs):
     X, y, _ = pool("digits", max_samples=300, seed=0)
     mlp = [federate(X, y, "iid", 5, s, model="mlp", hidden=4) for s in range(2)]
-    assert not stackable(mlp)
-    assert batched_metrics(mlp, "fedavg", seeds=[0, 1], **KW) is None
+    assert not stackable([probs[0], mlp[0]])  # two families
+    assert batched_metrics([probs[0], mlp[0]], "fedavg", seeds=[0, 1], **KW) is None
+    wide = federate(X, y, "iid", 5, 0, model="mlp", hidden=5)
+    assert not stackable([mlp[0], wide], backend="torch")  # another hidden width
 
 
 def test_on_torch_the_seeds_batch_too(probs):
