@@ -35,7 +35,7 @@ from boundlab.errors import DomainError
 from .._array import to_numpy
 from .rounds import finish, one_round
 
-__all__ = ["RoundInfo", "TestMetrics", "run_loop"]
+__all__ = ["RoundInfo", "TestMetrics", "held_out", "run_loop"]
 
 
 @dataclass
@@ -109,6 +109,15 @@ def _call(ctx, st, callbacks) -> bool:
     return stop or info._stop
 
 
+def held_out(model, w, test) -> tuple:
+    """``(accuracy, pooled loss)`` of parameters ``w`` on the held-out ``test`` (``X``, ``y``,
+    ``offset``), as ``model`` evaluates them: its ``test_metrics`` (one forward pass for both,
+    the MLP) or its ``accuracy`` and ``pooled_loss``. :class:`TestMetrics`' numbers."""
+    args = (w, test["X"], test["y"], test.get("offset"))
+    both = getattr(model, "test_metrics", None)
+    return both(*args) if both is not None else (model.accuracy(*args), model.pooled_loss(*args))
+
+
 class TestMetrics:
     """Accuracy and loss of the global model on a held-out set, every ``every`` rounds, into
     ``Trace.metrics["test_accuracy"]`` / ``["test_loss"]``. ``data`` is a problem with a
@@ -135,10 +144,6 @@ class TestMetrics:
     def __call__(self, info: RoundInfo) -> None:
         if (info.round + 1) % self.every:
             return
-        w, t = info.model, self.test
-        args = (w, t["X"], t["y"], t.get("offset"))
-        both = getattr(self.model, "test_metrics", None)  # one forward pass for both (MLP)
-        acc, loss = both(*args) if both is not None else (self.model.accuracy(*args),
-                                                          self.model.pooled_loss(*args))
+        acc, loss = held_out(self.model, info.model, self.test)
         info.record("test_accuracy", acc)
         info.record("test_loss", loss)

@@ -16,9 +16,11 @@ Families with a population form: quadratics (:class:`~toys.problems.quadratic.Qu
 logistic regression (:class:`~toys.problems.logistic.Logistic`, binary and multinomial, with
 each instance's own minibatch stream: :mod:`toys.problems._stacked_logistic`; instances of one
 shape, :func:`pad_rows` makes the clients' padded lengths equal) and the MLP
-(:class:`~toys.problems.mlp.MLPProblem`, the same way: :mod:`toys.problems._stacked_mlp`).
-Others (the CNN) are refused by name; a population may also be any object with the members above
-(``n_clients``, ``dim``, ``n_instances``, ``p``, ``losses``, ``grads``, ``minibatch_grads``).
+(:class:`~toys.problems.mlp.MLPProblem`, the same way: :mod:`toys.problems._stacked_mlp`), and
+the CNN (:class:`~toys.problems.cnn.CNNProblem`, minibatches on torch:
+:mod:`toys.problems._stacked_cnn`). Others are refused by name; a population may also be any
+object with the members above (``n_clients``, ``dim``, ``n_instances``, ``p``, ``losses``,
+``grads``, ``minibatch_grads``).
 
 Example
 -------
@@ -34,14 +36,18 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
+from ._stacked_cnn import StackedCNN, pad_cnn_rows
 from ._stacked_logistic import StackedLogistic
 from ._stacked_logistic import pad_rows as _pad_logistic
 from ._stacked_mlp import StackedMLP, pad_mlp_rows
+from .cnn import CNNProblem
 from .logistic import Logistic
 from .mlp import MLPProblem
 from .quadratic import Quadratic, quad_grads, quad_losses
 
-__all__ = ["Stacked", "StackedLogistic", "StackedMLP", "StackedQuadratic", "pad_rows", "stack"]
+__all__ = ["Stacked", "StackedCNN", "StackedLogistic", "StackedMLP", "StackedQuadratic",
+           "pad_rows", "stack"]
+
 
 MAX_INSTANCES = 10_000_000
 """Largest population :func:`stack` builds (its arrays are checked against the memory limit of
@@ -105,11 +111,12 @@ class StackedQuadratic(Stacked):
         return {"A": self.A, "c": self.c, "b": self.b, "p": self.p, "noise_std": 0.0}
 
 
-_FAMILIES = {Quadratic: StackedQuadratic, Logistic: StackedLogistic, MLPProblem: StackedMLP}
+_FAMILIES = {Quadratic: StackedQuadratic, Logistic: StackedLogistic, MLPProblem: StackedMLP,
+             CNNProblem: StackedCNN}
 
 
 def pad_rows(problem, n_max: int):
-    """A logistic or MLP ``problem`` with its clients' rows padded to ``n_max`` with zero rows
+    """A logistic, MLP or CNN ``problem`` with its clients' rows padded to ``n_max`` with zero rows
     (the same problem; see :func:`toys.problems._stacked_logistic.pad_rows` and
     :func:`toys.problems._stacked_mlp.pad_mlp_rows`), so that problems whose clients hold
     different numbers of rows stack into one population.
@@ -121,6 +128,8 @@ def pad_rows(problem, n_max: int):
     """
     if isinstance(problem, MLPProblem):
         return pad_mlp_rows(problem, n_max)
+    if isinstance(problem, CNNProblem):
+        return pad_cnn_rows(problem, n_max)
     return _pad_logistic(problem, n_max)
 
 

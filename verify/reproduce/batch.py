@@ -1,25 +1,24 @@
-"""The seeds of an arm as one population: :func:`batched_metrics` runs the (grid point, seed)
-runs of a reproduction's sweep whose problems stack (logistic regression, softmax or binary, and
-the one-hidden-layer MLP; any participation, full-batch or minibatch local steps) as ONE
-:func:`toys.run_many` on the engine's instance axis, and reads the held-out test metrics from
-the models of every round.
+"""The seeds of an arm as one population: :func:`batched_metrics` runs the (grid point, seed) runs
+of a reproduction's sweep whose problems stack (logistic regression, softmax or binary; on torch
+also the one-hidden-layer MLP and the CNN; any participation, full-batch or minibatch local
+steps) as ONE :func:`toys.run_many` on the engine's instance axis, and reads the held-out test
+metrics from the models of every round.
 
 Each instance is bit for bit its own ``toys.run`` on the same problem (the run's minibatch and
 participation streams are the instance's own; tests/verify/reproduce/test_batch.py checks the
 accuracies against separate runs with :class:`toys.engine.TestMetrics`). The problems of a
 population are padded to one row length (:func:`toys.problems.stacked.pad_rows`: zero rows, and
-each instance still draws the minibatch keys of its own unpadded rows), and the tests check
-that the numbers equal those of the unpadded problem's own run. Seeds whose row lengths differ
-by more than :data:`PAD_SLACK` (:data:`FULL_BATCH_SLACK` with full-batch local steps) run as
+each instance still draws the minibatch keys of its own unpadded rows), and the tests check that
+the numbers equal those of the unpadded problem's own run. Seeds whose row lengths differ by
+more than :data:`PAD_SLACK` (:data:`FULL_BATCH_SLACK` with full-batch local steps) run as
 separate populations (:func:`row_groups`), so that the zero rows do not cost more than the loop
-saves. An instance that diverges is
-rerun on its own
-(``toys.run``, the same stopping rule). Round callbacks are replayed on each instance's rounds
-(its models, alphas and participation, as its own run shows them). Runs the engine cannot batch
-(a CNN, the MLP on numpy where batching is slower: :data:`MLP_NUMPY`, a piece without a
-population axis, a callback that stops a run) return None: the caller keeps its loop over the
-seeds. On torch (``backend="torch"``, any device) the instances
-agree with their own runs to round-off (batched kernels).
+saves. An instance that diverges is rerun on its own (``toys.run``, the same stopping rule).
+Round callbacks are replayed on each instance's rounds (its models, alphas and participation, as
+its own run shows them). Runs the engine cannot batch (the MLP on numpy, where batching is
+slower: :data:`MLP_NUMPY`; the CNN on numpy; a piece without a population axis; a callback that
+stops a run) return None: the caller keeps its loop over the seeds. On torch
+(``backend="torch"``, any device) the instances agree with their own runs to round-off (batched
+kernels).
 
 Example
 -------
@@ -47,6 +46,12 @@ def _inner(q):
     return q.__dict__.get("_inner", q)
 
 
+def _row_len(q) -> int:
+    """The padded number of rows of the clients of ``q`` (data rows or images)."""
+    q = _inner(q)
+    return int((q.images if q.kind == "cnn" else q.X).shape[1])
+
+
 BATCHED = ("the seeds of an arm run as one population (toys.run_many; seeds of unlike row "
            "lengths as separate ones; each run its own toys.run, bit for bit on numpy, to "
            "round-off on torch)")
@@ -55,16 +60,19 @@ BATCHED = ("the seeds of an arm run as one population (toys.run_many; seeds of u
 def refusal(problems, algo=None, backend=None) -> str:
     """Why the runs of ``problems`` (built, possibly seen without optima) do not batch; ``""``
     when they do: whole logistic problems of one kind, classes, l2, N and features (numpy, or
-    torch on any device), or MLP problems of one N, features, classes, hidden width and l2 on
-    the torch ``backend`` (:data:`MLP_NUMPY`), with a held-out split (row lengths may differ:
+    torch on any device), or MLP problems of one N, features, classes, hidden width and l2, or
+    CNN problems of one N, image shape, classes, architecture, hidden width and l2, both on the
+    torch ``backend`` (:data:`MLP_NUMPY`), with a held-out split (row lengths may differ:
     they are padded), and pieces with a population axis."""
+    from toys.problems.cnn import CNNProblem
     from toys.problems.logistic import Logistic
     from toys.problems.mlp import MLPProblem
 
     qs = [_inner(q) for q in problems]
     kinds = {type(q) for q in qs}
-    if len(kinds) > 1 or not kinds <= {Logistic, MLPProblem}:
-        odd = sorted(k.__name__ for k in kinds - {Logistic, MLPProblem}) or ["mixed families"]
+    known = {Logistic, MLPProblem, CNNProblem}
+    if len(kinds) > 1 or not kinds <= known:
+        odd = sorted(k.__name__ for k in kinds - known) or ["mixed families"]
         return f"{', '.join(odd)}: no population form in the engine"
     if any(q.__dict__.get("_sel") is not None for q in qs):
         return "subset oracles"
@@ -73,6 +81,8 @@ def refusal(problems, algo=None, backend=None) -> str:
         return "problems of different shapes or without a held-out split"
     if MLPProblem in kinds and backend != "torch":
         return MLP_NUMPY
+    if CNNProblem in kinds and backend != "torch":
+        return "the CNN on numpy: its populations run on torch (--backend torch or --device)"
     if algo is not None and _algorithm(algo) is None:
         return "a piece without a population axis"
     return ""
@@ -87,6 +97,9 @@ def _shape_key(q) -> tuple:
     """What instances of one population share (all but the row length, which is padded)."""
     if q.kind == "mlp":
         return ("mlp", q.X.shape[0], q.X.shape[2], q.classes, q.hidden, q.l2)
+    if q.kind == "cnn":
+        return ("cnn", q.images.shape[0], q.images.shape[2:], q.classes, q.arch, q.hidden,
+                q.l2)
     return (q.X.shape[0], q.X.shape[2], q.kind, q.classes, q.l2, q.__dict__.get("_off") is None)
 
 
@@ -154,7 +167,7 @@ def batched_metrics(problems, algo, *, rounds: int, seeds, participation="full",
     specs = participation if isinstance(participation, list) else None
     out: dict = {}
     slack = PAD_SLACK if hyper.get("batch_size") is not None else FULL_BATCH_SLACK
-    for g in row_groups([_inner(q).X.shape[1] for q in problems], slack):
+    for g in row_groups([_row_len(q) for q in problems], slack):
         cbs = None if callbacks is None else (lambda k, g=g: callbacks(g[k]))
         got = _population([problems[b] for b in g], algo, rounds, [seeds[b] for b in g],
                           participation if specs is None else [specs[b] for b in g], cbs,
@@ -205,13 +218,14 @@ def _population(problems, algo, rounds, seeds, participation, callbacks, hyper):
     """:func:`batched_metrics` of one group of alike problems: one :func:`toys.run_many`."""
     import toys
     from toys._array import one_cpu_thread
-    from toys.problems.stacked import StackedLogistic, StackedMLP, pad_rows
+    from toys.problems.stacked import StackedCNN, StackedLogistic, StackedMLP, pad_rows
 
     tapped, sink = _algorithm(algo)
-    n = max(_inner(q).X.shape[1] for q in problems)
+    n = max(_row_len(q) for q in problems)
     padded = [pad_rows(_inner(q), n) for q in problems]
-    stacked = StackedMLP(padded) if padded[0].kind == "mlp" else StackedLogistic(padded,
-                                                                                 optima=False)
+    kind = padded[0].kind
+    stacked = (StackedMLP(padded) if kind == "mlp" else StackedCNN(padded) if kind == "cnn"
+               else StackedLogistic(padded, optima=False))
     x0 = np.stack([np.asarray(q.x0, dtype=float) for q in problems])
     if isinstance(participation, list) and len(participation) == 1:
         participation = participation[0]
@@ -236,10 +250,11 @@ def _metrics(problems, sink, rounds):
     problem's own ``test_metrics`` (:class:`toys.engine.TestMetrics`' numbers)."""
     B = len(problems)
     acc, loss = np.full((B, rounds), math.nan), np.full((B, rounds), math.nan)
+    from toys.engine.callbacks import held_out
+
     for b, q in enumerate(problems):  # per instance: one pooled product per round
-        t = q.test
         for r, models in enumerate(sink):
-            acc[b, r], loss[b, r] = q.test_metrics(models[b], t["X"], t["y"], t.get("offset"))
+            acc[b, r], loss[b, r] = held_out(q, models[b], q.test)
     return {"test_accuracy": acc, "test_loss": loss}
 
 
