@@ -3,7 +3,8 @@ mpmath on the built problem's own float64 arrays (exact inputs), at a given work
 
 What it covers: gradient descent, FedAvg and FedProx (every client every round, exact gradients,
 one step per instance or the plan's schedule; FedProx's local step
-W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``) and
+W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``),
+SCAFFOLD (option II control variates, the server step eta_g = 1, as toys' ``scaffold``) and
 seed 003's beta algorithm (the gradient of every step at beta W + (1 - beta) u_i, u_i the
 neighbour average of the clients' last models by the graph of falsify's messages, the server
 step and the virtual average with the graph's weights renormalised; the graph's float64 weights
@@ -28,8 +29,9 @@ import mpmath
 
 __all__ = ["Unsupported", "replay", "ALGORITHMS"]
 
-#: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx)
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta")
+#: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx,
+#: scaffold as its SCAFFOLD with the server step eta_g = 1)
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "scaffold")
 _NEWTON_STEPS = 80
 
 
@@ -184,6 +186,11 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
     cl = _Clients(prob)
     prox = mpmath.mpf(float(plan.hyper["alpha"])) if plan.algorithm == "fedprox" else 0
     beta = _Beta(plan, len(cl.p), x0) if plan.algorithm == "beta" else None
+    if plan.algorithm == "scaffold" and (float(plan.hyper.get("server_lr", 1.0)) != 1.0 or
+                                         set(plan.hyper) - {"server_lr"}):
+        raise Unsupported("SCAFFOLD with a server step eta_g != 1 or other hyper-parameters "
+                          f"({sorted(plan.hyper)})")
+    scaf = _Scaffold(len(cl.p), cl.d, cl.p) if plan.algorithm == "scaffold" else None
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
     x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
@@ -193,7 +200,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         if r == T:
             break
         x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out,
-                   prox, beta)
+                   prox, beta, scaf)
     out["F_star"], out["x_star"] = Fs, xs
     if "Gamma" in plan.measured:  # Li et al.'s F* - sum_i p_i F_i*, the client minima re-solved
         if getattr(prob, "x_star_i", None) is None:
@@ -242,12 +249,37 @@ class _Beta:
                   for i in range(N)]
 
 
-def _round(cl, x, Fs, lrs, out, prox=0, beta=None):
+class _Scaffold:
+    """SCAFFOLD's control variates (option II, toys.algorithms.scaffold): the server's c and
+    the clients' C_i, 0 at the start, c = sum_i p_i C_i."""
+
+    def __init__(self, N, d, p):
+        self.p = p
+        self.c = [mpmath.mpf(0)] * d
+        self.C = [[mpmath.mpf(0)] * d for _ in range(N)]
+
+    def shift(self, i):
+        """The correction c - c_i added to client i's every gradient."""
+        return [ck - Ck for ck, Ck in zip(self.c, self.C[i])]
+
+    def end_round(self, W, x, lrs):
+        """c_i+ = c_i - c + (x - W_i) / (sum of the round's step sizes); c += sum_i p_i
+        (c_i+ - c_i)."""
+        s = mpmath.fsum(lrs)
+        new = [[Ck - ck + (xk - wk) / s for Ck, ck, xk, wk in zip(Ci, self.c, x, Wi)]
+               for Ci, Wi in zip(self.C, W)]
+        self.c = [ck + mpmath.fsum(pi * (new[i][k] - self.C[i][k]) for i, pi in enumerate(self.p))
+                  for k, ck in enumerate(self.c)]
+        self.C = new
+
+
+def _round(cl, x, Fs, lrs, out, prox=0, beta=None, scaf=None):
     """tau local steps of every client from x (FedProx's proximal term ``prox`` (W - x)), the
     server average after each for the shadow gap; returns x + sum_i p_i (W_i - x) (toys'
     FedAvg server step). With the beta algorithm's state ``beta`` (:class:`_Beta`) each
     gradient is taken at the perturbed iterate, the averages use its aggregation weights, and
-    U follows the round."""
+    U follows the round; with SCAFFOLD's ``scaf`` (:class:`_Scaffold`) each gradient is
+    corrected by c - c_i (the gradient the step and g2_max see) and the variates follow."""
     N = len(cl.p)
     a = cl.p if beta is None else beta.alpha  # the virtual / server average's weights
     W = [list(x) for _ in range(N)]
@@ -256,6 +288,8 @@ def _round(cl, x, Fs, lrs, out, prox=0, beta=None):
     xbar = x
     for k, lr in enumerate(lrs):
         G = [cl.grad(i, W[i] if beta is None else beta.point(i, W[i])) for i in range(N)]
+        if scaf is not None:
+            G = [[g + sh for g, sh in zip(G[i], scaf.shift(i))] for i in range(N)]
         g2 = max(g2, max(_dot(g, g) for g in G))
         W = [[w - lr * (g + prox * (w - xj)) for w, g, xj in zip(W[i], G[i], x)]
              for i in range(N)]
@@ -268,6 +302,8 @@ def _round(cl, x, Fs, lrs, out, prox=0, beta=None):
             dsum += mpmath.fsum(dn)
     if beta is not None:
         beta.end_round(W, x)
+    if scaf is not None:
+        scaf.end_round(W, x, lrs)
     out["shadow_gap"].append(shadow / len(lrs))
     out["g2_max"].append(g2)
     out["lr"].append(lrs[0])

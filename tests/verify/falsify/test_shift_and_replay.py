@@ -217,3 +217,34 @@ def test_a_false_beta_bound_with_measured_gamma_is_certified_in_high_precision()
     assert res.instance.plan.measured == ("Gamma",)
     assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
     assert res.worst_ratio - 1 > res.certified_error
+
+
+def test_mpmath_replay_of_scaffold_matches_toys_float64():
+    """SCAFFOLD (option II control variates) replayed in mpmath: its states and its round
+    quantities agree with toys.run's scaffold in float64, and differ from FedAvg's."""
+    from verify.falsify._mpreplay import replay
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    tr = toys.run(prob, "scaffold", rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0)
+    plan = _plan("final_gap", algo="scaffold", fclass="smooth-strongly-convex")
+    with mpmath.workdps(40):
+        q = replay(plan, prob, x0, 4, 3, np.full(12, 0.3))
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+    fedavg = toys.run(prob, "fedavg", rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0)
+    assert not np.allclose(tr.state["loss"][2:], fedavg.state["loss"][2:])  # the variates act
+
+
+def test_a_false_scaffold_bound_is_certified_in_high_precision():
+    """The README's rate no method attains on smooth convex functions, on SCAFFOLD: VIOLATED
+    with an mpmath-50 certificate (it was float64 only)."""
+    b = Bound(id="mine.scaffold_fast_t", source="t", expr=L * D**2 / (50 * T**2),
+              params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+    res = verify.falsify(b, budget=60, seed=0, algorithm="scaffold",
+                         function_class="smooth-convex")
+    assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
+    assert res.worst_ratio - 1 > res.certified_error
