@@ -91,7 +91,15 @@ class TorchStackedLogistic:
             keys[i, :, :k] = torch.rand((N, k), generator=gens[i], dtype=torch.float64,
                                         device=keys.device)
         rows, idx, wb = self.flat._rows_of_keys(keys.reshape(self.B * N, n), b)
-        G = self._minibatch(self._rows(W), rows, idx, wb)
+        Wr = self._rows(W)
+        part = getattr(rng, "mask", None)  # the participants' rows only (absent: zero rows)
+        if part is None or bool(np.all(part)):
+            G = self._minibatch(Wr, rows, idx, wb)
+        else:
+            sel = torch.as_tensor(np.flatnonzero(np.asarray(part).reshape(-1)),
+                                  device=Wr.device)
+            G = torch.zeros_like(Wr)
+            G[sel] = self._minibatch(Wr[sel], rows[sel], idx[sel], wb[sel])
         G = G.reshape(self.B, N, self.dim)
         if full.any():
             on = torch.as_tensor(full, device=G.device)[:, None, None]

@@ -377,7 +377,7 @@ class LogisticOracle(ClientSubset):
     def _theta(self, W):
         if W.dim() == 1:
             W = W.unsqueeze(0).expand(self.n_clients, -1)
-        return W if self.kind == "logistic" else W.reshape(self.n_clients, self.f, self.C)
+        return W if self.kind == "logistic" else W.reshape(W.shape[0], self.f, self.C)
 
     def losses(self, W):
         torch = self.torch
@@ -398,7 +398,7 @@ class LogisticOracle(ClientSubset):
     def _grad(self, T, X, R):
         G = (X.transpose(1, 2) @ R.unsqueeze(-1))[..., 0] if self.kind == "logistic" \
             else X.transpose(1, 2) @ R
-        shape = (self.n_clients, self.dim)  # not -1: ambiguous for 0 clients (an empty subset)
+        shape = (T.shape[0], self.dim)  # not -1: ambiguous for 0 clients (an empty subset)
         return G.reshape(shape) + self.l2 * T.reshape(shape)
 
     def grads(self, W):
