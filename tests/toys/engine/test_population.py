@@ -161,13 +161,14 @@ def test_problems_of_another_family_or_shape_are_refused():
     with pytest.raises(DomainError, match="problems"):
         run_many([toys.quadratic(3, 2, seed=0), toys.quadratic(4, 2, seed=0)], "fedavg",
                  rounds=1, seeds=0, lr=0.1)
-    from toys.problems.mlp import MLPProblem
-
     rng = np.random.default_rng(0)  # a family without a population form (logistic has one)
-    mlp = MLPProblem(rng.normal(size=(3, 4, 2)), rng.integers(0, 2, (3, 4)),
-                     np.ones((3, 4), bool), classes=2, hidden=3, l2=1e-2)
+    n = [20, 3, 2]
+    bucketed = toys.logistic([rng.normal(size=(k, 2)) for k in n],
+                             [(rng.random(k) < 0.5).astype(float) for k in n], l2=0.1,
+                             max_padding=2.0)
+    assert type(bucketed).__name__ == "Bucketed"
     with pytest.raises(DomainError, match="problems"):
-        run_many([mlp], "fedavg", rounds=1, seeds=0, lr=0.1)
+        run_many([bucketed], "fedavg", rounds=1, seeds=0, lr=0.1)
 
 
 def test_torch_cpu_instances_equal_their_own_torch_runs():

@@ -71,7 +71,8 @@ def test_seeds_reach_a_logistic_item_whose_seeds_run_as_one_population(tmp_path,
 
 def test_seeds_reach_an_mlp_item_whose_seeds_run_one_at_a_time(tmp_path, capsys):
     sec, meta = _run(tmp_path, "004:fig4", capsys)
-    assert "n = 3 seeds per arm" in sec and "the seeds run one at a time (MLP" in sec
+    assert "n = 3 seeds per arm" in sec and "the seeds run one at a time (the MLP on numpy" \
+        in sec
 
 
 def test_a_deterministic_item_says_seeds_do_not_apply(tmp_path, capsys):
