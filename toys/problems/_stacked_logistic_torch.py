@@ -1,5 +1,6 @@
 """The torch oracle of a population of logistic problems (:class:`StackedLogistic` on
-``toys.run_many(..., backend="torch", device=...)``, CPU or CUDA).
+``toys.run_many(..., backend="torch", device=...)``, CPU or CUDA), and of MLPs and CNNs
+(:class:`TorchStackedVmap`, the same around their ``torch.func`` oracle).
 
 The B x N clients are the clients of one torch
 :class:`~toys.engine.backends.torch.LogisticOracle` (the family's torch formulas, written once);
@@ -29,7 +30,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-__all__ = ["TorchStackedLogistic"]
+__all__ = ["TorchStackedLogistic", "TorchStackedVmap"]
 
 
 class TorchStackedLogistic:
@@ -109,3 +110,15 @@ class TorchStackedLogistic:
     def _minibatch(self, W, rows, idx, wb):
         """The flat oracle's minibatch gradient of the drawn rows (its own statements)."""
         return self.flat.rows_grads(W, rows, idx, wb)
+
+
+class TorchStackedVmap(TorchStackedLogistic):
+    """The same reshaping and per-instance draws around the flat problem's ``torch.func``
+    oracle (:class:`~toys.engine.backends.torch.VmapOracle`: the MLP, the CNN), whose minibatch
+    rows' gradient is its own."""
+
+    def _flat_oracle(self, pop, ops):
+        return pop.flat.torch_oracle(ops)
+
+    def _minibatch(self, W, rows, idx, wb):
+        return self.flat._grads_on(W, rows, idx, wb)
