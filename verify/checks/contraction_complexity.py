@@ -14,10 +14,15 @@ judgement is not-applicable when a judged run's own G exceeds it.
 
 Example
 -------
->>> from verify.suite import Context
->>> rs = contraction_rounds_to_eps(Context(quick=True))
->>> sorted({r.verdict for r in rs})
-['holds', 'order-only']
+The doubling grid of T_eps = 8 is 1, 2, 4, 8, 16, 32: an eps every run reaches is reached at
+T = 1, and one no run reaches (0) leaves the grid's top, 4 T_eps (the whole check,
+``contraction_rounds_to_eps(Context(quick=True))``, runs in
+tests/verify/checks/test_contraction_complexity.py):
+
+>>> from verify.checks.contraction import _problem
+>>> prob, consts = _problem()
+>>> [rounds_needed(prob, "fedavg", {}, consts.L.value, eps, 8)[0] for eps in (1e9, 0.0)]
+[1, 32]
 """
 
 from __future__ import annotations
