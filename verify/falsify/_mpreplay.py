@@ -4,7 +4,8 @@ mpmath on the built problem's own float64 arrays (exact inputs), at a given work
 What it covers: gradient descent, FedAvg and FedProx (every client every round, exact gradients,
 one step per instance or the plan's schedule; FedProx's local step
 W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``),
-SCAFFOLD (option II control variates, the server step eta_g = 1, as toys' ``scaffold``) and
+SCAFFOLD (option II control variates, the server step eta_g = 1, as toys' ``scaffold``),
+FedNova with equal local work (its normalised average is then FedAvg's step) and
 seed 003's beta algorithm (the gradient of every step at beta W + (1 - beta) u_i, u_i the
 neighbour average of the clients' last models by the graph of falsify's messages, the server
 step and the virtual average with the graph's weights renormalised; the graph's float64 weights
@@ -30,8 +31,9 @@ import mpmath
 __all__ = ["Unsupported", "replay", "ALGORITHMS"]
 
 #: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx,
-#: scaffold as its SCAFFOLD with the server step eta_g = 1)
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "scaffold")
+#: scaffold as its SCAFFOLD with the server step eta_g = 1; fednova with every client's local
+#: work equal and the server step 1, where its normalised average is FedAvg's step exactly)
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "scaffold", "fednova")
 _NEWTON_STEPS = 80
 
 
@@ -186,10 +188,10 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
     cl = _Clients(prob)
     prox = mpmath.mpf(float(plan.hyper["alpha"])) if plan.algorithm == "fedprox" else 0
     beta = _Beta(plan, len(cl.p), x0) if plan.algorithm == "beta" else None
-    if plan.algorithm == "scaffold" and (float(plan.hyper.get("server_lr", 1.0)) != 1.0 or
-                                         set(plan.hyper) - {"server_lr"}):
-        raise Unsupported("SCAFFOLD with a server step eta_g != 1 or other hyper-parameters "
-                          f"({sorted(plan.hyper)})")
+    if plan.algorithm in ("scaffold", "fednova") and (
+            float(plan.hyper.get("server_lr", 1.0)) != 1.0 or set(plan.hyper) - {"server_lr"}):
+        raise Unsupported(f"{plan.algorithm} with a server step != 1 or other "
+                          f"hyper-parameters ({sorted(plan.hyper)})")
     scaf = _Scaffold(len(cl.p), cl.d, cl.p) if plan.algorithm == "scaffold" else None
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)

@@ -248,3 +248,22 @@ def test_a_false_scaffold_bound_is_certified_in_high_precision():
                          function_class="smooth-convex")
     assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
     assert res.worst_ratio - 1 > res.certified_error
+
+
+def test_fednova_with_equal_local_work_replays_as_fedavg_and_matches_toys():
+    """FedNova's normalised average with every client's tau equal is FedAvg's step: the mpmath
+    replay (run as FedAvg) agrees with toys.run's fednova in float64."""
+    from verify.falsify._mpreplay import replay
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    tr = toys.run(prob, "fednova", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
+    plan = _plan("final_gap", algo="fednova", fclass="smooth-strongly-convex")
+    with mpmath.workdps(40):
+        q = replay(plan, prob, x0, 3, 3, np.full(9, 0.3))
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    for key in ("drift_max", "shadow_gap", "g2_max"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+    with pytest.raises(Exception, match="server step"):
+        replay(plan.with_hyper({"server_lr": 0.5}), prob, x0, 3, 3, np.full(9, 0.3))
