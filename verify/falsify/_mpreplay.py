@@ -5,7 +5,8 @@ What it covers: gradient descent, FedAvg and FedProx (every client every round, 
 one step per instance or the plan's schedule; FedProx's local step
 W <- W - eta (grad F_i(W) + alpha (W - x)) with the instance's alpha, as toys' ``fedprox``),
 SCAFFOLD (option II control variates, the server step eta_g = 1, as toys' ``scaffold``),
-FedNova with equal local work (its normalised average is then FedAvg's step) and
+FedNova with equal local work (its normalised average is then FedAvg's step), FedAdagrad,
+FedAdam and FedYogi (their server step on FedAvg's average of the round) and
 seed 003's beta algorithm (the gradient of every step at beta W + (1 - beta) u_i, u_i the
 neighbour average of the clients' last models by the graph of falsify's messages, the server
 step and the virtual average with the graph's weights renormalised; the graph's float64 weights
@@ -32,8 +33,10 @@ __all__ = ["Unsupported", "replay", "ALGORITHMS"]
 
 #: the plan algorithms replayed here (gd and fedavg run as toys' FedAvg, fedprox as its FedProx,
 #: scaffold as its SCAFFOLD with the server step eta_g = 1; fednova with every client's local
-#: work equal and the server step 1, where its normalised average is FedAvg's step exactly)
-ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "scaffold", "fednova")
+#: work equal and the server step 1, where its normalised average is FedAvg's step exactly;
+#: the adaptive servers run their step on FedAvg's average of the round)
+ALGORITHMS = ("gd", "fedavg", "fedprox", "beta", "scaffold", "fednova", "fedadagrad", "fedadam",
+              "fedyogi")
 _NEWTON_STEPS = 80
 
 
@@ -193,6 +196,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         raise Unsupported(f"{plan.algorithm} with a server step != 1 or other "
                           f"hyper-parameters ({sorted(plan.hyper)})")
     scaf = _Scaffold(len(cl.p), cl.d, cl.p) if plan.algorithm == "scaffold" else None
+    ada = _Adaptive(plan, cl.d) if plan.algorithm in _ADAPTIVE else None
     xs = cl.optimum(prob.x_star)
     Fs = cl.F(xs)
     x, out = _vec(x0), {k: [] for k in ("gap", "dist2", "grad_norm2", "loss", "shadow_gap",
@@ -201,8 +205,9 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         _state(cl, x, xs, Fs, out)
         if r == T:
             break
-        x = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]], out,
-                   prox, beta, scaf)
+        xbar = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]],
+                      out, prox, beta, scaf)
+        x = xbar if ada is None else ada.step(x, xbar)
     out["F_star"], out["x_star"] = Fs, xs
     if "Gamma" in plan.measured:  # Li et al.'s F* - sum_i p_i F_i*, the client minima re-solved
         if getattr(prob, "x_star_i", None) is None:
@@ -273,6 +278,38 @@ class _Scaffold:
         self.c = [ck + mpmath.fsum(pi * (new[i][k] - self.C[i][k]) for i, pi in enumerate(self.p))
                   for k, ck in enumerate(self.c)]
         self.C = new
+
+
+_ADAPTIVE = {"fedadagrad": "adagrad", "fedadam": "adam", "fedyogi": "yogi"}
+
+
+class _Adaptive:
+    """FedAdagrad / FedAdam / FedYogi's server step (toys.algorithms.adaptive; its defaults,
+    the plan's hyper-parameters over them): m, v start at 0 and eps^2."""
+
+    def __init__(self, plan, d):
+        import toys
+
+        step = toys.algorithms.get(plan.algorithm).server
+        self.kind = _ADAPTIVE[plan.algorithm]
+        self.lr, self.b1, self.b2, self.eps = (
+            mpmath.mpf(float(plan.hyper.get(k, getattr(step, k))))
+            for k in ("server_lr", "beta1", "beta2", "eps"))
+        self.m, self.v = [mpmath.mpf(0)] * d, [self.eps ** 2] * d
+
+    def step(self, x, xbar):
+        """x + server_lr m / (sqrt(v) + eps) on the pseudo-gradient D = xbar - x."""
+        D = [b - a for a, b in zip(x, xbar)]
+        self.m = [self.b1 * m + (1 - self.b1) * dk for m, dk in zip(self.m, D)]
+        if self.kind == "adagrad":
+            self.v = [v + dk * dk for v, dk in zip(self.v, D)]
+        elif self.kind == "adam":
+            self.v = [self.b2 * v + (1 - self.b2) * dk * dk for v, dk in zip(self.v, D)]
+        else:
+            self.v = [v - (1 - self.b2) * dk * dk * mpmath.sign(v - dk * dk)
+                      for v, dk in zip(self.v, D)]
+        return [xk + self.lr * m / (mpmath.sqrt(v) + self.eps)
+                for xk, m, v in zip(x, self.m, self.v)]
 
 
 def _round(cl, x, Fs, lrs, out, prox=0, beta=None, scaf=None):

@@ -267,3 +267,24 @@ def test_fednova_with_equal_local_work_replays_as_fedavg_and_matches_toys():
                                    err_msg=key)
     with pytest.raises(Exception, match="server step"):
         replay(plan.with_hyper({"server_lr": 0.5}), prob, x0, 3, 3, np.full(9, 0.3))
+
+
+@pytest.mark.parametrize("algo", ["fedadagrad", "fedadam", "fedyogi"])
+def test_mpmath_replay_of_the_adaptive_servers_matches_toys_float64(algo):
+    """FedAdagrad / FedAdam / FedYogi's server step on FedAvg's average, replayed in mpmath
+    with the plan's hyper-parameters over the servers' defaults: toys.run's numbers."""
+    from verify.falsify._mpreplay import replay
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    tr = toys.run(prob, algo, rounds=4, local_steps=2, lr=0.3, server_lr=0.2, x0=x0, seed=0)
+    plan = _plan("final_gap", algo=algo, fclass="smooth-strongly-convex")
+    with mpmath.workdps(40):
+        q = replay(plan.with_hyper({"server_lr": 0.2}), prob, x0, 4, 2, np.full(8, 0.3))
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-11)
+    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in ("drift_max", "shadow_gap"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+    fedavg = toys.run(prob, "fedavg", rounds=4, local_steps=2, lr=0.3, x0=x0, seed=0)
+    assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # its own step
