@@ -182,10 +182,17 @@ class _Clients:
         raise Unsupported("Newton's method did not settle x* at the working precision")
 
 
-def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
+#: the algorithms replayed under partial participation (FedAvg's weights renormalised over
+#: the round's participants; the others stay where they are)
+PARTIAL = ("gd", "fedavg", "fedprox")
+
+
+def replay(plan, prob, x0, T: int, tau: int, steps, masks=None) -> dict:
     """The run of ``plan`` on ``prob`` from ``x0`` in mpmath at the current precision;
-    ``steps`` the float64 step of every SGD iteration (length T tau)."""
-    if plan.algorithm not in ALGORITHMS or plan.participation is not None:
+    ``steps`` the float64 step of every SGD iteration (length T tau); ``masks`` (T, N) bool
+    the participants of every round (None: every client; :data:`PARTIAL` algorithms only)."""
+    if plan.algorithm not in ALGORITHMS or (masks is None) != (plan.participation is None) \
+            or (masks is not None and plan.algorithm not in PARTIAL):
         raise Unsupported(f"no high-precision replay of {plan.algorithm} "
                           f"(participation {plan.participation or 'full'})")
     cl = _Clients(prob)
@@ -206,7 +213,7 @@ def replay(plan, prob, x0, T: int, tau: int, steps) -> dict:
         if r == T:
             break
         xbar = _round(cl, x, Fs, [mpmath.mpf(float(s)) for s in steps[r * tau:(r + 1) * tau]],
-                      out, prox, beta, scaf)
+                      out, prox, beta, scaf, None if masks is None else [bool(v) for v in masks[r]])
         x = xbar if ada is None else ada.step(x, xbar)
     out["F_star"], out["x_star"] = Fs, xs
     if "Gamma" in plan.measured:  # Li et al.'s F* - sum_i p_i F_i*, the client minima re-solved
@@ -312,33 +319,52 @@ class _Adaptive:
                 for xk, m, v in zip(x, self.m, self.v)]
 
 
-def _round(cl, x, Fs, lrs, out, prox=0, beta=None, scaf=None):
+def _weights(p, part):
+    """FedAvg's weights of the round: p renormalised over the participants ``part``."""
+    if part is None:
+        return p
+    total = mpmath.fsum(pi for pi, on in zip(p, part) if on)
+    return [pi / total if on else mpmath.mpf(0) for pi, on in zip(p, part)]
+
+
+def _round(cl, x, Fs, lrs, out, prox=0, beta=None, scaf=None, part=None):
     """tau local steps of every client from x (FedProx's proximal term ``prox`` (W - x)), the
     server average after each for the shadow gap; returns x + sum_i p_i (W_i - x) (toys'
     FedAvg server step). With the beta algorithm's state ``beta`` (:class:`_Beta`) each
     gradient is taken at the perturbed iterate, the averages use its aggregation weights, and
     U follows the round; with SCAFFOLD's ``scaf`` (:class:`_Scaffold`) each gradient is
-    corrected by c - c_i (the gradient the step and g2_max see) and the variates follow."""
+    corrected by c - c_i (the gradient the step and g2_max see) and the variates follow. With
+    the round's participants ``part`` (bools) the others stay at x, the weights are p
+    renormalised over the participants, and the drift and g2_max are the participants'; a round
+    without participants leaves x and records NaN, as toys.run."""
     N = len(cl.p)
-    a = cl.p if beta is None else beta.alpha  # the virtual / server average's weights
+    if part is not None and not any(part):  # toys.run: x stays, the round's values are NaN
+        for k in ("shadow_gap", "g2_max", "drift_max", "drift_sum", "disc_max"):
+            out[k].append(mpmath.nan)
+        out["lr"].append(lrs[0])
+        return list(x)
+    a = _weights(cl.p, part) if beta is None else beta.alpha  # the virtual average's weights
+    on = [True] * N if part is None else part
     W = [list(x) for _ in range(N)]
     shadow, g2 = mpmath.mpf(0), mpmath.mpf(0)
     dmax, dsum, disc = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
     xbar = x
     for k, lr in enumerate(lrs):
-        G = [cl.grad(i, W[i] if beta is None else beta.point(i, W[i])) for i in range(N)]
+        G = [cl.grad(i, W[i] if beta is None else beta.point(i, W[i])) if on[i] else None
+             for i in range(N)]
         if scaf is not None:
             G = [[g + sh for g, sh in zip(G[i], scaf.shift(i))] for i in range(N)]
-        g2 = max(g2, max(_dot(g, g) for g in G))
-        W = [[w - lr * (g + prox * (w - xj)) for w, g, xj in zip(W[i], G[i], x)]
-             for i in range(N)]
+        g2 = max(g2, max(_dot(g, g) for g in G if g is not None))
+        W = [[w - lr * (g + prox * (w - xj)) for w, g, xj in zip(W[i], G[i], x)] if on[i]
+             else W[i] for i in range(N)]
         xbar = [xk + mpmath.fsum(ai * (W[i][j] - xk) for i, ai in enumerate(a))
                 for j, xk in enumerate(x)]
         shadow += cl.F(xbar) - Fs
         dn = [mpmath.fsum((u - v) ** 2 for u, v in zip(W[i], xbar)) for i in range(N)]
-        dmax, disc = max(dmax, max(dn)), max(disc, mpmath.fsum(w * v for w, v in zip(a, dn)))
+        dp = [v if on[i] else mpmath.mpf(0) for i, v in enumerate(dn)]  # the participants'
+        dmax, disc = max(dmax, max(dp)), max(disc, mpmath.fsum(w * v for w, v in zip(a, dn)))
         if k < len(lrs) - 1:  # k = 1..tau-1 (DKR Lemma 2.2)
-            dsum += mpmath.fsum(dn)
+            dsum += mpmath.fsum(dp)
     if beta is not None:
         beta.end_round(W, x)
     if scaf is not None:

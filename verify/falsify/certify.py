@@ -14,9 +14,10 @@ evaluated in mpmath at the same parameters, and the ratio's **certified error** 
 
 :func:`decide` then says ``VIOLATED`` only for ``ratio - 1 > error``; ``|ratio - 1| <= error``
 is a tight bound (``holds``, the reason says so). Where no high-precision replay exists (other
-algorithms, partial participation, measured pi / Pi, PEP interpolations, the catalogue
-quadratics) the certificate is ``"float64-only"`` and the old rule stays: ``VIOLATED`` above
-``1 + TOL``. A run beyond :data:`DIVERGED` (or not finite) is ``diverged``, never judged.
+algorithms, partial participation beyond GD / FedAvg / FedProx, measured pi / Pi, PEP
+interpolations, the catalogue quadratics) the certificate is ``"float64-only"`` and the old
+rule stays: ``VIOLATED`` above ``1 + TOL``. A run beyond :data:`DIVERGED` (or not finite) is
+``diverged``, never judged.
 
 >>> decide(Certificate("mpmath-50", 1.0 + 1e-15, 1e-12, 1.0, 1.0))[0]
 'holds'
@@ -106,13 +107,17 @@ def _float_error(ratio) -> float:
 
 def _unsupported(inst) -> str:
     from ..measures import paper_name
-    from ._mpreplay import ALGORITHMS
+    from ._mpreplay import ALGORITHMS, PARTIAL
 
     plan = inst.plan
     if plan is None or inst.family in ("worst.quadratic", "pep-interpolation"):
         return f"instance family {inst.family}: replayed in float64 only"
-    if plan.algorithm not in ALGORITHMS or plan.participation is not None:
+    if plan.algorithm not in ALGORITHMS:
         return f"algorithm {plan.algorithm}: replayed in float64 only"
+    if plan.participation is not None and (plan.algorithm not in PARTIAL or
+                                           "z" not in (inst.data or {})):
+        return (f"algorithm {plan.algorithm} under participation {plan.participation}: "
+                "replayed in float64 only")
     if plan.lhs not in _LHS or paper_name(plan.lhs, plan.algorithm) != plan.lhs:
         return f"lhs {plan.lhs}: measured in float64 only"
     if set(plan.measured) - {"Gamma"}:  # Gamma: re-solved by the replay
@@ -131,10 +136,12 @@ def _high_precision(inst) -> Certificate:
                             (T * tau,)) if plan.schedule is None else \
         np.asarray(plan.steps(np.array([eta]), T, tau)[0], dtype=float)
     prob, x0 = inst.problem()
+    masks = None if plan.participation is None else \
+        plan.masks(np.asarray(inst.data["z"], dtype=float)[None], T)[0]
     found = []
     for dps in (DPS, 2 * DPS):
         with mpmath.workdps(dps):
-            q = replay(plan, prob, x0, T, tau, steps)
+            q = replay(plan, prob, x0, T, tau, steps, masks)
             found.append(_mp_judge(plan, q, T, tau, eta))
     (r1, _, _, _), (r2, lhs, rhs, vals) = found
     if r2 == -mpmath.inf:
@@ -170,7 +177,9 @@ def _mp_judge(plan, q, T, tau, eta):
     bound = plan.bound
     values, rounds = _measure(plan.lhs, q, T)
     signed = get(plan.lhs).signed
-    per = {"Delta": q["gap"][0], "F0": q["gap"][0], "G": mpmath.sqrt(max(q["g2_max"]))}
+    g2 = [v for v in q["g2_max"] if not mpmath.isnan(v)]  # nanmax, as the search's G
+    per = {"Delta": q["gap"][0], "F0": q["gap"][0], "G": mpmath.sqrt(max(g2)) if g2 else
+           mpmath.nan}
     if "Gamma" in q:
         per["Gamma"] = q["Gamma"]
     if plan.step_name is not None:

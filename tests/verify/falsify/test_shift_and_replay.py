@@ -288,3 +288,61 @@ def test_mpmath_replay_of_the_adaptive_servers_matches_toys_float64(algo):
                                    err_msg=key)
     fedavg = toys.run(prob, "fedavg", rounds=4, local_steps=2, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # its own step
+
+
+@pytest.mark.parametrize("algo", ["fedavg", "fedprox"])
+def test_mpmath_replay_under_partial_participation_matches_toys_float64(algo):
+    """A participation matrix replayed in mpmath (the absent clients stay at x, FedAvg's
+    weights renormalised over the participants, the participants' drift): toys.run's numbers
+    with that matrix; a round without participants is not replayed."""
+    from verify.falsify._mpreplay import Unsupported, replay
+
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    x0 = np.array([1.0, -0.5])
+    masks = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool)
+    hyper = {"prox": 0.7} if algo == "fedprox" else {}
+    tr = toys.run(prob, algo, rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0,
+                  participation=masks, **hyper)
+    b = Bound(id="mine.replay_part", source="t", expr=L * D**2, params=make_params("L", "D"),
+              kind="upper", lhs="final_gap")
+    plans = make_plan(b, {"T": 4, "tau": 3, "eta": 0.3}, algorithm=algo,
+                      function_class="smooth-strongly-convex", participation="bernoulli:p=0.5")
+    plan = plans[0] if isinstance(plans, list) else plans
+    assert plan.participation is not None
+    if algo == "fedprox":
+        plan = plan.with_hyper({**plan.hyper_grid[0], "alpha": 0.7})
+        assert plan.participation is not None
+    with mpmath.workdps(40):
+        q = replay(plan, prob, x0, 4, 3, np.full(12, 0.3), masks=masks)
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+    full = toys.run(prob, algo, rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0, **hyper)
+    assert not np.allclose(tr.state["loss"][1:], full.state["loss"][1:])  # the masks act
+    # a round without participants: x stays, its round values are NaN, as toys.run records
+    empty = masks.copy()
+    empty[1] = False
+    tr = toys.run(prob, algo, rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0,
+                  participation=empty, **hyper)
+    with mpmath.workdps(40):
+        q = replay(plan, prob, x0, 4, 3, np.full(12, 0.3), masks=empty)
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in q["shadow_gap"]], tr.per_round["shadow_gap"],
+                               rtol=1e-10)  # NaN where toys.run has NaN
+    with pytest.raises(Unsupported, match="participation"):  # the masks without the plan's
+        replay(_plan("final_gap", algo=algo), prob, x0, 4, 3, np.full(12, 0.3), masks=masks)
+
+
+@pytest.mark.parametrize("part", ["bernoulli:p=0.5", "cyclic"])
+def test_a_false_bound_under_partial_participation_is_certified(part):
+    """The README's unattainable rate on FedAvg searched under partial participation: its
+    counterexample (whose masks include rounds without participants) is VIOLATED with an
+    mpmath-50 certificate (it was float64 only)."""
+    b = Bound(id="mine.part_fast_t", source="t", expr=L * D**2 / (50 * T**2),
+              params=make_params("L", "D", "T"), kind="upper", lhs="final_gap")
+    res = verify.falsify(b, budget=60, seed=0, algorithm="fedavg",
+                         function_class="smooth-convex", participation=part)
+    assert res.verdict == "VIOLATED" and res.certificate == "mpmath-50"
+    assert res.worst_ratio - 1 > res.certified_error
