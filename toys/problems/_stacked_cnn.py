@@ -79,10 +79,7 @@ class StackedCNN(FlatStack):
 
     def __init__(self, problems):
         problems = list(problems)
-        if not problems or not all(isinstance(q, CNNProblem) for q in problems):
-            raise DomainError("problems", sorted({type(q).__name__ for q in problems}),
-                              "one or more CNNProblem instances")
-        check_alike(problems, "CNN", _ALIKE)
+        check_alike(problems, "CNN", _ALIKE, CNNProblem)
         q0 = problems[0]
         flat = CNNProblem(np.concatenate([q.images for q in problems]),
                           np.concatenate([q.labels for q in problems]),

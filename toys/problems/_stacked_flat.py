@@ -54,9 +54,13 @@ def padded(out, problem, n: int):
     return out
 
 
-def check_alike(problems, family: str, checks) -> None:
-    """Refuse ``problems`` unless each ``(what, key)`` of ``checks`` takes one value over them
-    (the first check, the padded shape, hints at ``pad_rows``)."""
+def check_alike(problems, family: str, checks, cls=None) -> None:
+    """Refuse ``problems`` unless there is one at least, each an instance of ``cls`` (if
+    given), and each ``(what, key)`` of ``checks`` takes one value over them (the first check,
+    the padded shape, hints at ``pad_rows``)."""
+    if not problems or (cls is not None and not all(isinstance(q, cls) for q in problems)):
+        raise DomainError("problems", sorted({type(q).__name__ for q in problems}),
+                          f"one or more {cls.__name__ if cls else family} problems")
     for k, (what, key) in enumerate(checks):
         vals = {key(q) for q in problems}
         if len(vals) > 1:

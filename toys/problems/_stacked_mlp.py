@@ -82,10 +82,7 @@ class StackedMLP(FlatStack):
 
     def __init__(self, problems):
         problems = list(problems)
-        if not problems or not all(isinstance(q, MLPProblem) for q in problems):
-            raise DomainError("problems", sorted({type(q).__name__ for q in problems}),
-                              "one or more MLPProblem instances")
-        check_alike(problems, "MLP", _ALIKE)
+        check_alike(problems, "MLP", _ALIKE, MLPProblem)
         q0 = problems[0]
         flat = MLPProblem(np.concatenate([q.X for q in problems]),
                           np.concatenate([q.y for q in problems]),
