@@ -287,7 +287,7 @@ class _Scaffold:
         self.C = new
 
 
-_ADAPTIVE = {"fedadagrad": "adagrad", "fedadam": "adam", "fedyogi": "yogi"}
+_ADAPTIVE = ("fedadagrad", "fedadam", "fedyogi")  # toys' AdaptiveStep servers
 
 
 class _Adaptive:
@@ -298,7 +298,7 @@ class _Adaptive:
         import toys
 
         step = toys.algorithms.get(plan.algorithm).server
-        self.kind = _ADAPTIVE[plan.algorithm]
+        self.kind = step.kind
         self.lr, self.b1, self.b2, self.eps = (
             mpmath.mpf(float(plan.hyper.get(k, getattr(step, k))))
             for k in ("server_lr", "beta1", "beta2", "eps"))
