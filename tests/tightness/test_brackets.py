@@ -91,10 +91,14 @@ def test_rounds_override_and_chained_lower_bound():
 
 
 def test_cache_only_returns_none_then_the_cached_bracket():
-    p = {"eta": 0.15, "tau": 2, "L": 1.0, "zeta": 0.7}
-    assert bracket("drift.plateau", p, cache_only=True) is None
-    solved = bracket("drift.plateau", p)
-    again = bracket("drift.plateau", p, cache_only=True)
+    """On a bound whose PEP solves in about a second (drift.plateau's take 30 s; the cache is
+    the same for every bound), at values no other test of the session solves."""
+    p = {"t": 2, "L": 1.0, "mu": 0.15, "alpha": 0.5, "Delta": 1.0, "S": 0.5, "sigma": 0.0,
+         "Gamma": 0.1, "E": 2, "G": 1.0}
+    assert bracket("contraction.fedprox_sc", p, cache_only=True) is None
+    solved = bracket("contraction.fedprox_sc", p)
+    assert not solved.get("cached")
+    again = bracket("contraction.fedprox_sc", p, cache_only=True)
     assert again is not None and again["cached"]
     assert again["worst_case_upper"] == solved["worst_case_upper"]
 

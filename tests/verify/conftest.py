@@ -1,8 +1,10 @@
 """Fixtures shared by the verify tests.
 
-``quick_main_job``: one ``boundlab verify --quick --no-tightness`` run for the whole session
-(about 1.5 min on 2 cores; every family's checks, no PEP brackets). Tests that need what the
-main job computes share it instead of running the job, or one of its checks, again.
+``quick_main_job``: one ``boundlab verify --quick --no-tightness --budget 0`` run for the whole
+session (about 1 min on 2 cores; every family's checks and figures, no PEP brackets, no generated
+falsify searches: those draw no figure; tests/verify/test_generic_checks.py runs one through
+the CLI). Tests that need what the main job computes share it instead of running the job, or one
+of its checks, again.
 """
 
 from types import SimpleNamespace
@@ -30,6 +32,7 @@ def quick_main_job(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp, collecting() as found:
         mp.setattr(verify.report, "write_report", spy)
-        status = main(["verify", "--quick", "--no-tightness", "--out", str(out)])
+        status = main(["verify", "--quick", "--no-tightness", "--budget", "0", "--out",
+                       str(out)])
     assert len(written) == 1, "the main job writes its report once"
     return SimpleNamespace(status=status, out=out, results=written[0], figures=list(found))
