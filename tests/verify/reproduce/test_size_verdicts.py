@@ -70,12 +70,27 @@ def test_002_cnn_that_has_not_trained_is_not_exercised():
 
     names = ["FedAU K=50", "Avg all"]
     low = {"FedAU K=50": np.array([0.50, 0.52, 0.49]), "Avg all": np.array([0.47, 0.48, 0.46])}
-    claims, _ = _cnn_claims(names, {n: float(v.mean()) for n, v in low.items()}, low)
+    claims, _ = _cnn_claims(names, {n: float(v.mean()) for n, v in low.items()}, low, 100)
     assert claims[0].outcome == "not exercised" and "has not trained" in claims[0].how
     assert f"{TRAINED_GAP * 100:g} pp below the paper's 89.6 %" in claims[0].rule
+    assert claims[1].outcome == "matches"  # 46-52 %: above chance, learning but not trained
     good = {n: v + 0.38 for n, v in low.items()}  # 87-90 %: within the gate
-    claims, _ = _cnn_claims(names, {n: float(v.mean()) for n, v in good.items()}, good)
-    assert claims[0].outcome == "matches"
+    claims, _ = _cnn_claims(names, {n: float(v.mean()) for n, v in good.items()}, good, 100)
+    assert [c.outcome for c in claims] == ["matches", "matches"]
+
+
+def test_002_cnn_near_chance_is_not_exercised_never_differs():
+    """A CNN near chance (e.g. 4 rounds at tiny size) is a stand-in that has not trained: both
+    claims are not exercised, so the item is, and no claim differs from the paper."""
+    from verify.reproduce.registry import Result
+    from verify.reproduce.seed002_cnn import _cnn_claims
+
+    names = ["FedAU K=50", "Avg all"]
+    near = {"FedAU K=50": np.array([0.10, 0.11, 0.09]), "Avg all": np.array([0.10, 0.10, 0.12])}
+    claims, _ = _cnn_claims(names, {n: float(v.mean()) for n, v in near.items()}, near, 4)
+    assert [c.outcome for c in claims] == ["not exercised", "not exercised"]
+    assert "near chance: the CNN has not trained in 4 rounds" in claims[1].how
+    assert Result([], claims).outcome == "not exercised"
 
 
 # ------------------------------------------------------------------ seed 003
