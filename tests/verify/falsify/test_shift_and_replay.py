@@ -19,6 +19,23 @@ L, mu, D, T, gamma, eta, tau, zeta = (sym(n) for n in ("L", "mu", "D", "T", "gam
                                                        "tau", "zeta"))
 
 
+def _quad():
+    """The small heterogeneous quadratic and start point the replay tests share."""
+    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
+    return prob, np.array([1.0, -0.5])
+
+
+def _agrees(q, tr, keys, loss_rtol=1e-12, dist2=True):
+    """An mpmath replay's quantities against toys.run's float64 trace: the loss (and dist2) per
+    round, and the per-round ``keys`` to 1e-10."""
+    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=loss_rtol)
+    if dist2:
+        np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
+    for key in keys:
+        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
+                                   err_msg=key)
+
+
 def test_bm_corollary_gamma_searches_gamma_as_the_schedules_shift():
     b = boundlab.get("skew.corollary_gamma")
     plan = make_plan(b, {})
@@ -89,8 +106,7 @@ def _plan(lhs, algo="fedavg", fclass="smooth-convex", **kw):
 def test_mpmath_replay_of_drift_matches_toys_float64():
     from verify.falsify._mpreplay import replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
     with mpmath.workdps(40):
         q = replay(_plan("max_client_drift"), prob, x0, 3, 3, np.full(9, 0.3))
@@ -152,18 +168,13 @@ def test_mpmath_replay_of_fedprox_matches_toys_float64():
     states and the drift agree with toys.run's fedprox in float64."""
     from verify.falsify._mpreplay import replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, "fedprox", rounds=3, local_steps=3, lr=0.3, prox=0.7, x0=x0, seed=0)
     plan = _plan("final_gap", algo="fedprox", fclass="smooth-strongly-convex")
     plan = plan.with_hyper({"alpha": 0.7})
     with mpmath.workdps(40):
         q = replay(plan, prob, x0, 3, 3, np.full(9, 0.3))
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
-    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
-    for key in ("drift_max", "shadow_gap"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "shadow_gap"))
     fedavg = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # the term acts
 
@@ -188,18 +199,13 @@ def test_mpmath_replay_of_beta_matches_toys_float64():
     from verify.falsify._mpreplay import replay
     from verify.falsify.toys_map import beta_messages
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, "beta", rounds=3, local_steps=3, lr=0.3, beta=0.4, x0=x0, seed=0,
                   messages=beta_messages(3))
     plan = _plan("final_gap", algo="beta", fclass="smooth-strongly-convex")
     with mpmath.workdps(40):
         q = replay(plan.with_hyper({"beta": 0.4}), prob, x0, 3, 3, np.full(9, 0.3))
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
-    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
-    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"))
     fedavg = toys.run(prob, "fedavg", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # beta acts
 
@@ -224,17 +230,12 @@ def test_mpmath_replay_of_scaffold_matches_toys_float64():
     quantities agree with toys.run's scaffold in float64, and differ from FedAvg's."""
     from verify.falsify._mpreplay import replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, "scaffold", rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0)
     plan = _plan("final_gap", algo="scaffold", fclass="smooth-strongly-convex")
     with mpmath.workdps(40):
         q = replay(plan, prob, x0, 4, 3, np.full(12, 0.3))
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
-    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
-    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"))
     fedavg = toys.run(prob, "fedavg", rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][2:], fedavg.state["loss"][2:])  # the variates act
 
@@ -255,16 +256,12 @@ def test_fednova_with_equal_local_work_replays_as_fedavg_and_matches_toys():
     replay (run as FedAvg) agrees with toys.run's fednova in float64."""
     from verify.falsify._mpreplay import replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, "fednova", rounds=3, local_steps=3, lr=0.3, x0=x0, seed=0)
     plan = _plan("final_gap", algo="fednova", fclass="smooth-strongly-convex")
     with mpmath.workdps(40):
         q = replay(plan, prob, x0, 3, 3, np.full(9, 0.3))
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
-    for key in ("drift_max", "shadow_gap", "g2_max"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "shadow_gap", "g2_max"), dist2=False)
     with pytest.raises(Exception, match="server step"):
         replay(plan.with_hyper({"server_lr": 0.5}), prob, x0, 3, 3, np.full(9, 0.3))
 
@@ -275,17 +272,12 @@ def test_mpmath_replay_of_the_adaptive_servers_matches_toys_float64(algo):
     with the plan's hyper-parameters over the servers' defaults: toys.run's numbers."""
     from verify.falsify._mpreplay import replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     tr = toys.run(prob, algo, rounds=4, local_steps=2, lr=0.3, server_lr=0.2, x0=x0, seed=0)
     plan = _plan("final_gap", algo=algo, fclass="smooth-strongly-convex")
     with mpmath.workdps(40):
         q = replay(plan.with_hyper({"server_lr": 0.2}), prob, x0, 4, 2, np.full(8, 0.3))
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-11)
-    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
-    for key in ("drift_max", "shadow_gap"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "shadow_gap"), loss_rtol=1e-11)
     fedavg = toys.run(prob, "fedavg", rounds=4, local_steps=2, lr=0.3, x0=x0, seed=0)
     assert not np.allclose(tr.state["loss"][1:], fedavg.state["loss"][1:])  # its own step
 
@@ -297,8 +289,7 @@ def test_mpmath_replay_under_partial_participation_matches_toys_float64(algo):
     with that matrix; a round without participants is not replayed."""
     from verify.falsify._mpreplay import Unsupported, replay
 
-    prob = toys.make("quadratic", n_clients=3, dim=2, L=1.0, mu=0.1, heterogeneity=1.0, seed=4)
-    x0 = np.array([1.0, -0.5])
+    prob, x0 = _quad()
     masks = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool)
     hyper = {"prox": 0.7} if algo == "fedprox" else {}
     tr = toys.run(prob, algo, rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0,
@@ -314,11 +305,7 @@ def test_mpmath_replay_under_partial_participation_matches_toys_float64(algo):
         assert plan.participation is not None
     with mpmath.workdps(40):
         q = replay(plan, prob, x0, 4, 3, np.full(12, 0.3), masks=masks)
-    np.testing.assert_allclose([float(v) for v in q["loss"]], tr.state["loss"], rtol=1e-12)
-    np.testing.assert_allclose([float(v) for v in q["dist2"]], tr.state["dist2"], rtol=1e-9)
-    for key in ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"):
-        np.testing.assert_allclose([float(v) for v in q[key]], tr.per_round[key], rtol=1e-10,
-                                   err_msg=key)
+    _agrees(q, tr, ("drift_max", "drift_sum", "disc_max", "shadow_gap", "g2_max"))
     full = toys.run(prob, algo, rounds=4, local_steps=3, lr=0.3, x0=x0, seed=0, **hyper)
     assert not np.allclose(tr.state["loss"][1:], full.state["loss"][1:])  # the masks act
     # a round without participants: x stays, its round values are NaN, as toys.run records
