@@ -26,7 +26,8 @@ import numpy as np
 from boundlab.domains import Domain
 from boundlab.errors import DomainError
 
-__all__ = ["as_rng", "check", "check_choice", "check_float", "check_int", "check_weights"]
+__all__ = ["as_rng", "check", "check_choice", "check_float", "check_int", "check_numeric",
+           "check_weights"]
 
 
 def check(name: str, value, domain: Domain, description: str | None = None):
@@ -88,20 +89,62 @@ def check_float(name: str, value, lo: float | None = None, hi: float | None = No
 
 
 def check_weights(name: str, weights, n: int) -> np.ndarray:
-    """Positive finite client weights of length ``n``, normalised to sum 1 (scaled by their
-    largest value first where the sum would overflow or underflow).
+    """Positive finite real client weights of length ``n``, normalised to sum 1 (scaled by their
+    largest value first where the sum would overflow or underflow). Strings, mappings, bools
+    and complex numbers are refused, not coerced.
 
-    >>> check_weights("weights", [1, 3], 2).tolist(), check_weights("w", [1e308] * 2, 2).tolist()
-    ([0.25, 0.75], [0.5, 0.5])
+    >>> check_weights("weights", [1, 3], 2).tolist(), check_weights("w", [1e308] * 3, 3).tolist()
+    ([0.25, 0.75], [0.3333333333333333, 0.3333333333333333, 0.3333333333333333])
+    >>> check_weights("weights", [True, True], 2)
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: weights = array(shape=(2,), offending values e.g. [True, True]) \
+is outside its domain: array of 2 positive finite real weights (normalised to sum 1) (bools are \
+not weights)
     """
-    w = np.asarray(weights, dtype=float)
+    dom = f"array of {n} positive finite real weights (normalised to sum 1)"
+    if isinstance(weights, (str, bytes, dict)):
+        raise DomainError(name, weights, dom)
+    try:
+        raw = np.asarray(weights)
+    except (TypeError, ValueError):
+        raise DomainError(name, weights, dom, "not an array of numbers") from None
+    if raw.dtype.kind not in "iuf":
+        why = {"b": "bools are not weights", "c": "complex numbers are not weights"}.get(
+            raw.dtype.kind, "not an array of numbers")
+        raise DomainError(name, weights, dom, why)
+    w = raw.astype(float)
     if w.shape != (n,):
         raise DomainError(name, weights, f"array of shape ({n},) (one weight per client)")
     if not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise DomainError(name, w, "positive finite weights (normalised to sum 1)")
-    if not np.isfinite(w.sum()) or w.max() < 1e-300:
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total) or w.max() < 1e-300:
         w = w / w.max()
     return w / w.sum()
+
+
+def check_numeric(name: str, values, what: str) -> np.ndarray:
+    """``values`` as a rectangular array of real numbers (bool, int or float), else a
+    DomainError naming ``name``: strings (even of digits), objects and ragged lists are refused.
+
+    >>> check_numeric("ys[0]", ["a", "b"], "labels")
+    Traceback (most recent call last):
+    ...
+    boundlab.errors.DomainError: ys[0] = array(shape=(2,), offending values e.g. ['a', 'b']) \
+is outside its domain: labels: a rectangular array of numbers (not strings or objects; map \
+string labels to integers first)
+    """
+    dom = f"{what}: a rectangular array of numbers (not strings or objects" + (
+        "; map string labels to integers first)" if what == "labels" else ")")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        raise DomainError(name, type(values).__name__, dom) from None
+    if arr.dtype.kind not in "biuf":
+        raise DomainError(name, arr, dom)
+    return arr
 
 
 def check_choice(name: str, value, choices) -> str:

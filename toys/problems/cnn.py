@@ -40,6 +40,7 @@ import numpy as np
 from boundlab.errors import DomainError
 
 from ..engine.backends.torch import VmapOracle
+from ..validation import check_weights
 from .base import FederatedProblem
 
 __all__ = ["CNNProblem", "cnn_problem", "load_cifar_bin", "make_cnn", "make_fedau_cnn"]
@@ -214,8 +215,8 @@ class CNNProblem(FederatedProblem):
         self.l2 = float(l2)
         self.name, self.n_clients = name, N
         self.counts = counts.astype(int)
-        self.p = self.counts / self.counts.sum() if weights is None else (
-            np.asarray(weights, float) / np.sum(weights))
+        self.p = self.counts / self.counts.sum() if weights is None else check_weights(
+            "weights", weights, N)
         self.noise_std = 0.0
         self.x_star = self.F_star = self.x_star_i = self.F_star_i = None
         gen_state = torch.random.get_rng_state()

@@ -34,7 +34,7 @@ import numpy as np
 
 from boundlab.errors import DomainError
 
-from ..validation import check_float, check_int, check_weights
+from ..validation import check_float, check_int, check_numeric, check_weights
 from ._logistic_eval import PooledEvaluation
 from ._logistic_losses import binary_losses_at
 from ._logistic_math import (
@@ -47,13 +47,14 @@ from ._logistic_math import (
     softmax,
     softplus,
 )
+from ._logistic_noise import StochasticGradients
 from ._logistic_optima import ExactOptima
 from .base import FederatedProblem
 
 __all__ = ["Logistic", "logistic"]
 
 
-class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
+class Logistic(ExactOptima, PooledEvaluation, StochasticGradients, FederatedProblem):
     """Binary (``classes=None``) or multinomial (``classes=C``) L2-regularised logistic regression.
 
     Arrays: ``X`` (N, n_max, f) float, ``y`` (N, n_max) (0/1 floats, or int class labels),
@@ -89,8 +90,8 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
         self.counts = counts.astype(int)
         self.row_w = mask / counts[:, None]
         self.n_clients, self.n_features, self.name = N, f, name
-        self.p = self.counts / self.counts.sum() if weights is None else _client_weights(
-            weights, N)
+        self.p = self.counts / self.counts.sum() if weights is None else check_weights(
+            "weights", weights, N)
         self.noise_std = 0.0
         if classes is None:
             yv = np.asarray(y, dtype=float)
@@ -257,73 +258,6 @@ class Logistic(ExactOptima, PooledEvaluation, FederatedProblem):
             return v
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def minibatch_grads(self, W, rng, batch_size):
-        if batch_size is None:
-            return self.grads(W)
-        b = check_int("batch_size", batch_size, lo=1)
-        if b >= (self.counts.max() if self._draw is None else self._draw[2]):
-            return self.grads(W)
-        shape, draw_rows = self._draw_shape(self.mask.shape[1:])
-        keys = rng.random(shape) if draw_rows is None else rng.random(shape)[draw_rows]
-        keys[~self.mask] = np.inf
-        idx = np.argpartition(keys, b - 1, axis=1)[:, :b]  # the b smallest keys, unordered
-        rows = np.arange(self.n_clients)[:, None]
-        valid = np.isfinite(keys[rows, idx])  # padding has key inf: only clients with n_i < b
-        beff = np.minimum(b, self.counts)
-        idx = np.where(valid, idx, 0)
-        Xb = self.X[rows, idx]
-        wb = valid / beff[:, None]
-        T = self._theta(W)
-        Xt = Xb.transpose(0, 2, 1)
-        if self.kind == "logistic":
-            z = np.matmul(Xb, T[..., None])[..., 0] + self.offset[rows, idx]
-            r = (sigmoid(z) - self.y[rows, idx]) * wb
-            G = np.matmul(Xt, r[..., None])[..., 0]
-        else:
-            R = (softmax(np.matmul(Xb, T)) - self.Y[rows, idx]) * wb[..., None]
-            G = np.matmul(Xt, R)
-        return self._flat(G) + self.l2 * self._flat(T)
-
-    def sample_grad_variance(self, W) -> np.ndarray:
-        """Per client (1/n_i) sum_j ||grad f_j(w_i) - grad F_i(w_i)||^2 (population variance).
-
-        >>> import toys
-        >>> prob = toys.make("logistic-synthetic", n_clients=3, dim=2)
-        >>> prob.sample_grad_variance([0.0, 0.0]).shape
-        (3,)
-        """
-        T = self._theta(W)
-        Z = self._logits(T)
-        Xt = self.X.transpose(0, 2, 1)
-        sq = np.einsum("nkf,nkf->nk", self.X, self.X)
-        if self.kind == "logistic":
-            r = (sigmoid(Z) - self.y) * self.mask
-            mean = np.matmul(Xt, (r * self.row_w)[..., None])[..., 0]
-            r2 = r * r
-        else:
-            R = (softmax(Z) - self.Y) * self.mask[..., None]
-            mean = np.matmul(Xt, R * self.row_w[..., None]).reshape(self.n_clients, -1)
-            r2 = np.einsum("nkc,nkc->nk", R, R)
-        second = np.einsum("nk,nk->n", self.row_w, sq * r2)
-        return np.maximum(second - np.einsum("ni,ni->n", mean, mean), 0.0)
-
-    def minibatch_variance(self, W, batch_size) -> np.ndarray:
-        """Exact E||g_i - grad F_i||^2 of a size-b minibatch drawn without replacement (spec A3):
-        (n_i - b)/(b (n_i - 1)) * population variance, b = min(batch_size, n_i); 0 if full.
-
-        >>> import toys
-        >>> prob = toys.make("logistic-synthetic", n_clients=3)
-        >>> w = prob.x0
-        >>> [float(prob.minibatch_variance(w, b).max()) for b in (None, 10**6)]
-        [0.0, 0.0]
-        """
-        if batch_size is None:
-            return np.zeros(self.n_clients)
-        b = np.minimum(check_int("batch_size", batch_size, lo=1), self.counts).astype(float)
-        n = self.counts.astype(float)
-        factor = np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
-        return factor * self.sample_grad_variance(W)
-
     def arrays(self):
         out = {"X": self.X, "y": self.y, "mask": self.mask, "l2": self.l2, "p": self.p,
                "kind": self.kind, "classes": self.classes}
@@ -394,9 +328,9 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
         max_padding = check_max_padding(max_padding)
     if len(Xs) == 0 or len(Xs) != len(ys):
         raise DomainError("Xs", len(Xs), "one feature array per client, as many as label arrays")
-    Xs = [np.atleast_2d(_numeric(f"Xs[{i}]", x, "features")).astype(float)
+    Xs = [np.atleast_2d(check_numeric(f"Xs[{i}]", x, "features")).astype(float)
           for i, x in enumerate(Xs)]
-    ys = [_numeric(f"ys[{i}]", y, "labels").reshape(-1) for i, y in enumerate(ys)]
+    ys = [check_numeric(f"ys[{i}]", y, "labels").reshape(-1) for i, y in enumerate(ys)]
     f = Xs[0].shape[1]
     for i, (x, y) in enumerate(zip(Xs, ys)):
         if x.ndim != 2 or x.shape[1] != f or x.shape[0] != y.shape[0] or x.shape[0] == 0:
@@ -437,28 +371,6 @@ def logistic(Xs, ys, l2: float = 0.0, weights=None, fit_intercept: bool = False,
     return Logistic(X, y, mask, l2=l2, weights=weights, offset=off, name=name)
 
 
-def _numeric(name: str, values, what: str) -> np.ndarray:
-    """``values`` as a rectangular array of real numbers (bool, int or float), else a
-    DomainError naming ``name``: strings (even of digits), objects and ragged lists are refused.
-
-    >>> _numeric("ys[0]", ["a", "b"], "labels")
-    Traceback (most recent call last):
-    ...
-    boundlab.errors.DomainError: ys[0] = array(shape=(2,), offending values e.g. ['a', 'b']) \
-is outside its domain: labels: a rectangular array of numbers (not strings or objects; map \
-string labels to integers first)
-    """
-    dom = f"{what}: a rectangular array of numbers (not strings or objects" + (
-        "; map string labels to integers first)" if what == "labels" else ")")
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):  # ragged
-        raise DomainError(name, type(values).__name__, dom) from None
-    if arr.dtype.kind not in "biuf":
-        raise DomainError(name, arr, dom)
-    return arr
-
-
 def _bucketed(Xs, ys, sizes, *, max_padding, l2, weights, offsets, classes, name):
     """A :class:`~toys.problems.bucketed.Bucketed` problem of one ``Logistic`` per size bucket,
     or None when the buckets would store as many rows as one padded block.
@@ -473,32 +385,7 @@ def _bucketed(Xs, ys, sizes, *, max_padding, l2, weights, offsets, classes, name
     packed = bucket_arrays(Xs, ys, sizes, max_padding=max_padding, offsets=offsets)
     if packed is None:
         return None
-    p = sizes / sizes.sum() if weights is None else _client_weights(weights, len(sizes))
+    p = sizes / sizes.sum() if weights is None else check_weights("weights", weights, len(sizes))
     parts = [(idx, Logistic(X, y, mask, l2=l2, offset=off, classes=classes, name=name))
              for idx, X, y, mask, off in packed]
     return Bucketed(parts, p, name=name, max_padding=max_padding)
-
-
-def _client_weights(weights, n: int) -> np.ndarray:
-    """Client weights: real, finite, positive, length ``n``; normalised to sum 1 without
-    overflow (scaled by their maximum first, so [1e308] * 3 gives 1/3 each, not 0).
-
-    >>> _client_weights([1e308] * 3, 3).tolist() == [1 / 3] * 3
-    True
-    """
-    dom = f"array of {n} positive finite real weights (normalised to sum 1)"
-    if isinstance(weights, (str, bytes, dict)):
-        raise DomainError("weights", weights, dom)
-    try:
-        raw = np.asarray(weights)
-    except (TypeError, ValueError):
-        raise DomainError("weights", weights, dom, "not an array of numbers") from None
-    if raw.dtype.kind not in "iuf":
-        why = {"b": "bools are not weights", "c": "complex numbers are not weights"}.get(
-            raw.dtype.kind, "not an array of numbers")
-        raise DomainError("weights", weights, dom, why)
-    w = raw.astype(float)
-    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        return check_weights("weights", w, n)  # the shared message for shape / sign / nan
-    return check_weights("weights", w / w.max(), n)
-

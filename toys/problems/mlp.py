@@ -35,6 +35,7 @@ from boundlab.errors import DomainError
 
 from .._array import array_namespace, broadcast_rows, one_blas_thread
 from ..engine.backends.torch import VmapOracle
+from ..validation import check_weights
 from .base import FederatedProblem
 
 __all__ = ["MLPProblem", "mlp_problem"]
@@ -227,8 +228,8 @@ class MLPProblem(FederatedProblem):
         self.n_clients, self.n_features = X.shape[0], X.shape[2]
         self.onehot = np.eye(self.classes)[self.y] * mask[..., None]
         self.w_rows = mask / self.counts[:, None]
-        self.p = self.counts / self.counts.sum() if weights is None else (
-            np.asarray(weights, float) / np.sum(weights))
+        self.p = self.counts / self.counts.sum() if weights is None else check_weights(
+            "weights", weights, self.n_clients)
         f, h, C = self.n_features, self.hidden, self.classes
         self.dim = f * h + h + h * C + C
         rng = np.random.default_rng(seed)

@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from boundlab.errors import DomainError  # noqa: E402
 from toys.engine.backends.torch import TorchOps  # noqa: E402
 from toys.problems.cnn import CNNProblem  # noqa: E402
 
@@ -94,3 +95,10 @@ def test_subset_is_bit_identical_to_the_full_rows(prob):
     assert torch.equal(sub.minibatch_grads(Wt[idx], g1, 2),
                        orc.minibatch_grads(Wt, g2, 2)[idx])
     assert torch.equal(g1.get_state(), g2.get_state())
+
+
+def test_negative_client_weights_are_refused_by_name():
+    rng = np.random.default_rng(0)
+    with pytest.raises(DomainError, match="weights .*positive finite"):
+        CNNProblem(rng.normal(size=(2, 3, 8, 8)), rng.integers(0, 4, size=(2, 3)),
+                   np.ones((2, 3), bool), classes=4, hidden=6, weights=[1.0, -1.0])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import toys
+from boundlab.errors import DomainError
 from toys.problems.mlp import MLPProblem, mlp_problem
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -139,3 +140,24 @@ def test_runs_on_both_backends_and_learns():
         acc = tr.metrics["test_accuracy"]
         assert acc[-1] > 0.4  # chance is 0.1
         assert tr.metrics["test_loss"][-1] < tr.metrics["test_loss"][0]
+
+
+@pytest.mark.parametrize("weights, match", [
+    ([1.0, -1.0, 2.0], "positive finite"),      # a negative weight was divided through before
+    ([1.0, 2.0], r"shape \(3,\)"),              # one weight per client
+    (["1", "2", "3"], "not an array of numbers"),
+    ([True, True, False], "bools are not weights"),
+])
+def test_bad_client_weights_are_refused_by_name(weights, match):
+    rng = np.random.default_rng(0)
+    with pytest.raises(DomainError, match=match) as err:
+        MLPProblem(rng.normal(size=(3, 4, 2)), rng.integers(0, 2, (3, 4)), np.ones((3, 4), bool),
+                   classes=2, hidden=3, weights=weights)
+    assert "weights" in str(err.value)
+
+
+def test_client_weights_are_normalised():
+    rng = np.random.default_rng(0)
+    prob = MLPProblem(rng.normal(size=(3, 4, 2)), rng.integers(0, 2, (3, 4)),
+                      np.ones((3, 4), bool), classes=2, hidden=3, weights=[1, 1, 2])
+    assert prob.p.tolist() == [0.25, 0.25, 0.5]

@@ -1,63 +1,19 @@
-"""Client participation processes, optax style: small objects with pure ``init`` / ``step``.
-
-``state = process.init(rng)``; ``state, mask = process.step(state, rng)`` gives the boolean
-participation vector (N,) of one round. All randomness comes from the explicit
-``numpy.random.Generator``; the same generator state gives the same masks. Every process exposes
-``probs``, its stationary (long-run) participation probability per client.
-
-Processes (spec seeds-002-003 §5.1.4, generators of FedAU's code):
-
-* :class:`Full` -- every client, every round;
-* :class:`Uniform` -- m of N clients without replacement;
-* :class:`Bernoulli` -- client n independently with probability p_n (FedAU's A4);
-* :class:`Markov` -- a two-state chain per client: P(0->1) = a, P(1->0) = b = a (1/p_n - 1)
-  (if b > 1: a <- a/b, b <- 1), stationary probability p_n; initial state ~ Bernoulli(p_n);
-  each round the state transitions, then is reported;
-* :class:`Cyclic` -- active for round(cycle p_n) rounds, inactive for the rest of the cycle,
-  with a random offset in the first inactive phase;
-* :class:`Anchored` -- a fixed set of clients every round plus m uniformly drawn from the
-  others (DKR's toy protocol: the outlier plus one regular client).
-
-:func:`fedau_probs` draws the p_n of FedAU's experiments (two Dirichlet draws, a floor p_min).
-
-Example
--------
->>> import numpy as np
->>> from toys import participation
->>> proc = participation.make("bernoulli", 4, p=[0.1, 0.5, 0.9, 1.0])
->>> masks = participation.sample(proc, 2000, np.random.default_rng(0))
->>> masks.shape, bool(abs(masks[:, 1].mean() - 0.5) < 0.05), bool(masks[:, 3].all())
-((2000, 4), True, True)
-"""
+"""The participation processes (:class:`Full`, :class:`Uniform`, :class:`Bernoulli`,
+:class:`Markov`, :class:`Cyclic`, :class:`Anchored`), built by name with :func:`make` and
+sampled with :func:`sample`; see :mod:`toys.participation`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
 from boundlab.errors import DomainError, MissingParameterError, UnknownNameError
 
-from .validation import check_float, check_int
+from ..validation import check_float, check_int
 
-__all__ = [
-    "describe",
-    "parse",
-    "resolve",
-    "Anchored",
-    "Bernoulli",
-    "Cyclic",
-    "FedAUProbs",
-    "Fixed",
-    "Full",
-    "Markov",
-    "Uniform",
-    "fedau_probs",
-    "make",
-    "names",
-    "sample",
-]
+__all__ = ["Anchored", "Bernoulli", "Cyclic", "Full", "Markov", "Uniform", "make", "names",
+           "sample"]
 
 
 def _probs(p, n: int) -> np.ndarray:
@@ -363,142 +319,3 @@ def make(name: str, n_clients: int, **opts):
     if name == "markov":
         return Markov(p, opts.get("rate", 0.05))
     return Cyclic(p, opts.get("cycle", 100))
-
-
-class FedAUProbs(NamedTuple):
-    """Result of :func:`fedau_probs`: ``probs`` (N,), the class mixes ``kappa`` (N, C), the
-    shared multipliers ``q`` (C,), and ``n_clipped`` (how many p_n were clipped to 1)."""
-
-    probs: np.ndarray
-    kappa: np.ndarray
-    q: np.ndarray
-    n_clipped: int
-
-
-def fedau_probs(rng: np.random.Generator, n_clients: int | None = None, n_classes: int = 10,
-                class_hist=None, alpha_d: float = 0.1, alpha_p: float = 0.1, mean: float = 0.1,
-                p_min: float = 0.02) -> FedAUProbs:
-    """FedAU's participation probabilities (spec seeds-002-003 §5.1.4).
-
-    kappa_n ~ Dir(alpha_d 1_C) per client (or the given normalised label histograms
-    ``class_hist`` (N, C), e.g. :func:`toys.problems.partitions.class_histograms` of a Dirichlet
-    split),
-    one shared q ~ Dir(alpha_p 1_C), and p_n = max(p_min, C * mean * <kappa_n, q>), clipped to 1
-    (``n_clipped`` reports how many were; neither the paper nor its code clips).
-
-    >>> import numpy as np
-    >>> out = fedau_probs(np.random.default_rng(0), n_clients=250)
-    >>> out.probs.shape, bool(out.probs.min() >= 0.02), bool(out.probs.max() <= 1.0)
-    ((250,), True, True)
-    """
-    a_d = check_float("alpha_d", alpha_d, lo=0.0, lo_open=True)
-    a_p = check_float("alpha_p", alpha_p, lo=0.0, lo_open=True)
-    mu = check_float("mean", mean, lo=0.0, hi=1.0, lo_open=True)
-    pm = check_float("p_min", p_min, lo=0.0, hi=1.0)
-    if class_hist is None:
-        if n_clients is None:
-            raise MissingParameterError("fedau_probs", ["n_clients"])
-        C = check_int("n_classes", n_classes, lo=1)
-        kappa = rng.dirichlet(np.full(C, a_d), size=check_int("n_clients", n_clients, lo=1))
-    else:
-        kappa = np.asarray(class_hist, dtype=float)
-        if kappa.ndim != 2 or np.any(kappa < 0) or not np.allclose(kappa.sum(axis=1), 1.0):
-            raise DomainError("class_hist", class_hist, "(N, C) rows of class proportions")
-        C = kappa.shape[1]
-    q = rng.dirichlet(np.full(C, a_p))
-    raw = np.maximum(pm, C * mu * (kappa @ q))
-    return FedAUProbs(np.minimum(raw, 1.0), kappa, q, int(np.sum(raw > 1.0)))
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """An explicit (rounds, N) boolean participation matrix; ``probs`` = empirical frequencies.
-
-    >>> import numpy as np
-    >>> Fixed(np.array([[True, False], [True, True]])).probs.tolist()
-    [1.0, 0.5]
-    """
-
-    matrix: np.ndarray
-
-    @property
-    def probs(self) -> np.ndarray:
-        return self.matrix.mean(axis=0)
-
-    def init(self, rng):
-        return 0
-
-    def step(self, state, rng):
-        return state + 1, self.matrix[state]
-
-
-def parse(text: str) -> tuple[str, dict]:
-    """``"name"`` or ``"name:key=value,..."`` -> (name, options); every value must be a number.
-
-    >>> parse("bernoulli:p=0.2")
-    ('bernoulli', {'p': 0.2})
-    >>> parse("bernoulli:p=abc")
-    Traceback (most recent call last):
-    ...
-    boundlab.errors.DomainError: participation option p = 'abc' is outside its domain: a number
-    """
-    name, _, rest = str(text).partition(":")
-    opts: dict = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
-        key, eq, v = item.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise DomainError("participation", text, "'name' or 'name:key=value,...'")
-        if key in opts:
-            raise DomainError("participation", text, "each option at most once",
-                              f"{key!r} is given twice")
-        try:
-            opts[key] = int(v)
-        except ValueError:
-            try:
-                opts[key] = float(v)
-            except ValueError:
-                raise DomainError(f"participation option {key}", v.strip(), "a number") from None
-    return name.strip(), opts
-
-
-def resolve(spec, n_clients: int, rounds: int):
-    """A participation process from what :func:`toys.run` accepts: ``"full"`` (default), a
-    process name with optional ``"name:key=value,..."`` options, ``(name, options)``, a
-    process object (``init(rng)``, ``step(state, rng) -> (state, mask)``, ``probs``), or an
-    explicit (rounds, N) boolean matrix.
-
-    >>> resolve("uniform:m=2", 4, 3).m
-    2
-    """
-    if spec is None or (isinstance(spec, str) and spec == "full"):
-        return Full(n_clients)
-    if isinstance(spec, str) or (isinstance(spec, tuple) and len(spec) == 2
-                                 and isinstance(spec[0], str)):
-        name, opts = parse(spec) if isinstance(spec, str) else (spec[0], dict(spec[1]))
-        return Full(n_clients) if name == "full" and not opts else make(name, n_clients, **opts)
-    if hasattr(spec, "init") and hasattr(spec, "step"):
-        probs = getattr(spec, "probs", None)
-        if probs is not None and np.shape(probs) != (n_clients,):
-            raise DomainError("participation", spec, f"a process for N = {n_clients} clients")
-        return spec
-    M = np.asarray(spec)
-    if M.shape != (rounds, n_clients) or M.dtype != bool:
-        raise DomainError("participation", spec, f"'full', a process name, a process object, or "
-                                                 f"a bool matrix of shape ({rounds}, {n_clients})")
-    return Fixed(M)
-
-
-def describe(spec) -> str:
-    """A short text for ``Trace.info["participation"]``.
-
-    >>> describe("full"), describe(("bernoulli", {"p": 0.5}))
-    ('full', "bernoulli:{'p': 0.5}")
-    """
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, tuple):
-        return f"{spec[0]}:{spec[1]}"
-    if isinstance(spec, np.ndarray):
-        return f"matrix{spec.shape}"
-    return type(spec).__name__
