@@ -17,7 +17,7 @@ import numpy as np
 from ..validation import check_int
 from ._logistic_math import sigmoid, softmax
 
-__all__ = ["StochasticGradients"]
+__all__ = ["StochasticGradients", "keyed_minibatch_grads"]
 
 
 class StochasticGradients:
@@ -34,24 +34,7 @@ class StochasticGradients:
             return self.grads(W)
         shape, draw_rows = self._draw_shape(self.mask.shape[1:])
         keys = rng.random(shape) if draw_rows is None else rng.random(shape)[draw_rows]
-        keys[~self.mask] = np.inf
-        idx = np.argpartition(keys, b - 1, axis=1)[:, :b]  # the b smallest keys, unordered
-        rows = np.arange(self.n_clients)[:, None]
-        valid = np.isfinite(keys[rows, idx])  # padding has key inf: only clients with n_i < b
-        beff = np.minimum(b, self.counts)
-        idx = np.where(valid, idx, 0)
-        Xb = self.X[rows, idx]
-        wb = valid / beff[:, None]
-        T = self._theta(W)
-        Xt = Xb.transpose(0, 2, 1)
-        if self.kind == "logistic":
-            z = np.matmul(Xb, T[..., None])[..., 0] + self.offset[rows, idx]
-            r = (sigmoid(z) - self.y[rows, idx]) * wb
-            G = np.matmul(Xt, r[..., None])[..., 0]
-        else:
-            R = (softmax(np.matmul(Xb, T)) - self.Y[rows, idx]) * wb[..., None]
-            G = np.matmul(Xt, R)
-        return self._flat(G) + self.l2 * self._flat(T)
+        return keyed_minibatch_grads(self, self._broadcast(W), keys, b, np.arange(self.n_clients))
 
     def sample_grad_variance(self, W) -> np.ndarray:
         """Per client (1/n_i) sum_j ||grad f_j(w_i) - grad F_i(w_i)||^2 (population variance).
@@ -92,3 +75,31 @@ class StochasticGradients:
         n = self.counts.astype(float)
         factor = np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
         return factor * self.sample_grad_variance(W)
+
+
+def keyed_minibatch_grads(P, W, keys, b: int, sel) -> np.ndarray:
+    """The minibatch gradients of the clients ``sel`` of the logistic problem ``P`` at ``W``
+    (len(sel), d) with their drawn ``keys`` (len(sel), n_max, overwritten): the b rows of
+    smallest key per client, without replacement (a client with n_i < b uses all its rows).
+    The one implementation behind :meth:`StochasticGradients.minibatch_grads` (``sel`` = every
+    client) and the stacked population's participants-only rounds."""
+    keys[~P.mask[sel]] = np.inf
+    idx = np.argpartition(keys, b - 1, axis=1)[:, :b]
+    rows = np.arange(len(sel))[:, None]
+    valid = np.isfinite(keys[rows, idx])
+    beff = np.minimum(b, P.counts[sel])
+    idx = np.where(valid, idx, 0)
+    at = sel[:, None]  # the rows of the selected clients in P's arrays
+    Xb = P.X[at, idx]
+    wb = valid / beff[:, None]
+    m = len(sel)
+    T = W if P.kind == "logistic" else W.reshape(m, P.n_features, P.classes)
+    Xt = Xb.transpose(0, 2, 1)
+    if P.kind == "logistic":
+        z = np.matmul(Xb, T[..., None])[..., 0] + P.offset[at, idx]
+        r = (sigmoid(z) - P.y[at, idx]) * wb
+        G = np.matmul(Xt, r[..., None])[..., 0]
+    else:
+        R = (softmax(np.matmul(Xb, T)) - P.Y[at, idx]) * wb[..., None]
+        G = np.matmul(Xt, R)
+    return G.reshape(m, P.dim) + P.l2 * T.reshape(m, P.dim)

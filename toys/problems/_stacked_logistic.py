@@ -40,7 +40,7 @@ import numpy as np
 from boundlab.errors import DomainError
 
 from ..validation import check_int
-from ._logistic_math import sigmoid, softmax
+from ._logistic_noise import keyed_minibatch_grads
 from ._stacked_flat import FlatStack, check_alike, padded, zero_rows
 from .logistic import Logistic
 
@@ -106,36 +106,10 @@ class StackedLogistic(FlatStack):
             self.F_star = np.array([q.F_star for q in problems], float)
 
     def _keyed(self, W, keys, b, sel):
-        return _minibatch(self.flat, W, keys, b, sel)
+        return keyed_minibatch_grads(self.flat, W, keys, b, sel)
 
     def torch_oracle(self, ops):
         """The population's torch oracle (:mod:`toys.problems._stacked_logistic_torch`)."""
         from ._stacked_logistic_torch import TorchStackedLogistic
 
         return TorchStackedLogistic(self, ops)
-
-
-def _minibatch(P: Logistic, W, keys, b, sel):
-    """:meth:`Logistic.minibatch_grads` of the clients ``sel`` of ``P`` at ``W`` (len(sel),
-    d) with their drawn ``keys`` (len(sel), n_max): the b rows of smallest key per client (the
-    statements of a participants-only round of toys.run)."""
-    keys[~P.mask[sel]] = np.inf
-    idx = np.argpartition(keys, b - 1, axis=1)[:, :b]
-    rows = np.arange(len(sel))[:, None]
-    valid = np.isfinite(keys[rows, idx])
-    beff = np.minimum(b, P.counts[sel])
-    idx = np.where(valid, idx, 0)
-    at = sel[:, None]  # the rows of the selected clients in P's arrays
-    Xb = P.X[at, idx]
-    wb = valid / beff[:, None]
-    m = len(sel)
-    T = W if P.kind == "logistic" else W.reshape(m, P.n_features, P.classes)
-    Xt = Xb.transpose(0, 2, 1)
-    if P.kind == "logistic":
-        z = np.matmul(Xb, T[..., None])[..., 0] + P.offset[at, idx]
-        r = (sigmoid(z) - P.y[at, idx]) * wb
-        G = np.matmul(Xt, r[..., None])[..., 0]
-    else:
-        R = (softmax(np.matmul(Xb, T)) - P.Y[at, idx]) * wb[..., None]
-        G = np.matmul(Xt, R)
-    return G.reshape(m, -1) + P.l2 * T.reshape(m, -1)
