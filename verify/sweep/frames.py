@@ -48,11 +48,25 @@ def parse(data: bytes, path, suffix: str, rows: int, max_columns: int):
     try:
         if suffix == ".parquet":
             return pd.read_parquet(io.BytesIO(data))
-        return pd.read_csv(io.BytesIO(data), float_precision="round_trip")
+        return pd.read_csv(io.BytesIO(data), **_exact_floats(pd.__version__))
     except Exception as exc:  # noqa: BLE001 - pyarrow / pandas errors, all of them
         kind = "Parquet" if suffix == ".parquet" else "CSV"
         raise _bad(path, "point file", f"a {kind} table as boundlab wrote it",
                    f"{type(exc).__name__}: {exc}") from None
+
+
+def _exact_floats(version: str) -> dict:
+    """``read_csv`` options that parse every float bit for bit as written (``repr``): pandas
+    before 3.1 needs ``float_precision="round_trip"``; from 3.1 every mode is the exact
+    ``fast_float`` converter and the option is deprecated (a ``Pandas4Warning``; pandas 4 drops
+    it), so none is passed.
+
+    >>> _exact_floats("2.2.3"), _exact_floats("3.1.1"), _exact_floats("4.0.0.dev0+12")
+    ({'float_precision': 'round_trip'}, {}, {})
+    """
+    major, minor = (int("".join(c for c in part if c.isdigit()) or 0)
+                    for part in (version.split(".") + ["0"])[:2])
+    return {"float_precision": "round_trip"} if (major, minor) < (3, 1) else {}
 
 
 def _check_parquet_footer(data: bytes, path, rows: int, max_columns: int) -> None:
