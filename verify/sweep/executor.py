@@ -239,7 +239,7 @@ def _local_client(dd, n_workers: int):
     if entry is not None:
         _close(entry)
     cluster = dd.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                              dashboard_address=None)
+                              dashboard_address="127.0.0.1:0")  # local only, any free port
     _LOCAL[n_workers] = (cluster, dd.Client(cluster))
     if len(_LOCAL) == 1:
         import atexit

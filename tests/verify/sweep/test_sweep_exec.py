@@ -4,6 +4,7 @@
 import socket
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -74,3 +75,27 @@ def test_a_real_scheduler_passes_the_probe():
     with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp",
                                   dashboard_address=":0") as cluster:
         assert probe_scheduler(cluster.scheduler_address, 5) is None
+
+
+def test_the_local_cluster_serves_http_on_localhost_at_a_free_port_without_warnings():
+    """A second sweep beside a running Dask cluster (port 8787 taken) starts quietly: the
+    local cluster's HTTP server binds 127.0.0.1 at a free port, never 8787 or all interfaces."""
+    distributed = pytest.importorskip("distributed")
+    from verify.sweep import executor
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))  # hold 8787 (if another process holds it, the same)
+    except OSError:
+        pass
+    try:
+        executor.close_local_clusters()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            client = executor._local_client(distributed, 1)
+        host, port = client.cluster.scheduler.http_server.address, \
+            client.cluster.scheduler.http_server.port
+        assert host == "127.0.0.1" and port != 8787
+    finally:
+        executor.close_local_clusters()
+        taken.close()
