@@ -44,8 +44,8 @@ PAPERS = {"000": "Ben Mansour, Carenini, Duplessis (BM-A)",
 #: smallest that still runs each item's code end to end (``tiny``: the tests' and CI's size)
 SIZES = ("full", "quick", "tiny")
 _MODULES = ("seed000", "seed001", "seed002", "seed002_appendix", "seed002_cnn", "seed002_figs_d",
-            "seed003", "seed003_figs", "seed003_sgd", "seed004", "hetero_scaffold",
-            "hetero_fednova", "hetero_poc")
+            "seed003", "seed003_sweeps", "seed003_figs", "seed003_sgd", "seed004",
+            "hetero_scaffold", "hetero_fednova", "hetero_poc")
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,18 @@
 """Seed 003's items with minibatch local steps, as in the paper (Buttaci & Calafiore: "E = 10
 local epochs" of minibatch SGD, batch 256): ``003:table1-sgd``, ``003:fig3-sgd`` and
-``003:fig12-sgd`` run :func:`~verify.reproduce.seed003.table1_at`, ``fig3_at`` and
-``fig12_at`` with E epochs of minibatches of :data:`~verify.reproduce.seed003.SGD_BATCH`
-(:func:`~verify.reproduce.seed003.sgd_steps` steps a round) instead of E full-batch steps: the
-step noise that BC credit for the gains of a small β (Table 1, Fig. 3) and that a large γ needs
-to spike (Fig. 12). Everything else (data, models, seeds, γ, targets, horizon, claims) is the
-full-batch item's.
+``003:fig12-sgd`` run :func:`~verify.reproduce.seed003.table1_at`,
+:func:`~verify.reproduce.seed003_sweeps.fig3_at` and ``fig12_at`` with E epochs of minibatches
+of :data:`~verify.reproduce.seed003.SGD_BATCH` (:func:`~verify.reproduce.seed003.sgd_steps`
+steps a round) instead of E full-batch steps: the step noise that BC credit for the gains of a
+small β (Table 1, Fig. 3) and that a large γ needs to spike (Fig. 12). Everything else (data,
+models, seeds, γ, targets, horizon, claims) is the full-batch item's.
 """
 
 from __future__ import annotations
 
 from .registry import Result, register
-from .seed003 import SGD_BATCH, STAND_IN, fig3_at, fig12_at, table1_at
+from .seed003 import SGD_BATCH, STAND_IN, table1_at
+from .seed003_sweeps import fig3_at, fig12_at
 
 _SGD = f"; local steps: E epochs of minibatch SGD, batch {SGD_BATCH}"
 

@@ -5,7 +5,7 @@ arms are faked here (the runs themselves are tested elsewhere), so the check is 
 import numpy as np
 import pytest
 
-from verify.reproduce import seed003
+from verify.reproduce import seed003, seed003_sweeps
 from verify.reproduce.data import NotedCache
 from verify.reproduce.registry import Config
 
@@ -27,7 +27,7 @@ def fake_arms(monkeypatch):
 @pytest.mark.parametrize("cfg, want", [(Config(quick=True), 8), (Config(), 8),
                                        (Config(tiny=True), 2), (Config(quick=True, seeds=4), 4)])
 def test_fig3_runs_every_arm_on_its_own_seeds(fake_arms, cfg, want):
-    res = seed003.fig3(cfg)
+    res = seed003_sweeps.fig3(cfg)
     assert fake_arms and set(fake_arms) == {want}
     assert f"{want} data seeds" in res.setup
     assert any(f"(n = {want})" in c.ours for c in res.claims)

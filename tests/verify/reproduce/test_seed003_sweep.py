@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import verify
-from verify.reproduce import seed003
+from verify.reproduce import seed003, seed003_sweeps
 from verify.reproduce.data import NotedCache
 from verify.reproduce.registry import Config
 
@@ -130,4 +130,4 @@ def test_sgd_sections_say_the_runs_draw_their_minibatches():
 
     setup = seed003_sgd.fig3_sgd(TINY).setup
     assert "draws the minibatches of 32" in setup and "draw nothing" not in setup
-    assert "the runs draw nothing" in seed003.fig3(TINY).setup
+    assert "the runs draw nothing" in seed003_sweeps.fig3(TINY).setup

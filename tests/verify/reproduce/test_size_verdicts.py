@@ -103,14 +103,14 @@ def test_003_departures_name_the_step_noise_gamma_and_horizon():
 
 
 def test_003_fig12_without_any_drop_is_not_exercised(monkeypatch):
-    from verify.reproduce import seed003
+    from verify.reproduce import seed003, seed003_sweeps
 
     def acc(cfg, data, model, beta, *, local_steps=10, lr=seed003.GAMMA, clip=math.inf,
             rounds=None, seed=0, batch=None):
         return np.linspace(0.5, 0.9, 12) + 1e-3 * seed  # monotone: nothing ever drops
 
     monkeypatch.setattr(seed003, "acc", acc)
-    r = seed003.fig12(TINY)
+    r = seed003_sweeps.fig12(TINY)
     assert r.claims[0].outcome == "not exercised" and "no noise to spike" in r.claims[0].how
     assert any("full-batch" in n for n in r.notes)
 
