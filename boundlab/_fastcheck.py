@@ -84,12 +84,18 @@ parameter must be exactly representable in float64: |tau| <= 2**53 = 90071992547
 def judge(op: str, lhs, rhs) -> np.ndarray:
     """Boolean array: where ``lhs <op> rhs`` holds, with a relative slack of
     :data:`PRECONDITION_RTOL` for the non-strict relations (nan on either side: it does not).
+    An infinite side gets no slack: ``inf >= inf`` holds, as ``inf <= inf`` does (a slack of
+    inf would make it ``inf >= inf - inf``, nan, "fails").
 
     >>> judge("<=", 0.25 * (1 + 1e-14), 0.25).tolist(), judge("<", 0.25, 0.25).tolist()
     (True, False)
+    >>> inf = float("inf")
+    >>> judge(">=", [inf, 1.0, -inf], [inf, inf, -inf]).tolist()
+    [True, False, True]
     """
     lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
-    slack = PRECONDITION_RTOL * np.maximum(np.abs(lhs), np.abs(rhs))
+    scale = np.maximum(np.abs(lhs), np.abs(rhs))
+    slack = PRECONDITION_RTOL * np.where(np.isfinite(scale), scale, 0.0)
     if op == "<=":
         return lhs <= rhs + slack
     if op == "<":
