@@ -24,7 +24,7 @@ class StochasticGradients:
     """Mixin of :class:`~toys.problems.logistic.Logistic`: per-client minibatch gradients
     (:meth:`minibatch_grads`), the per-sample gradient variance and the exact minibatch variance
     (spec A3). Uses the host's ``X``, ``y``/``Y``, ``mask``, ``row_w``, ``counts``, ``offset``,
-    ``_theta``, ``_logits``, ``_flat``, ``grads``."""
+    ``kind``, ``l2``, ``dim``, ``_theta``, ``_logits``, ``_broadcast``, ``grads``."""
 
     def minibatch_grads(self, W, rng, batch_size):
         if batch_size is None:
@@ -84,9 +84,9 @@ def keyed_minibatch_grads(P, W, keys, b: int, sel) -> np.ndarray:
     The one implementation behind :meth:`StochasticGradients.minibatch_grads` (``sel`` = every
     client) and the stacked population's participants-only rounds."""
     keys[~P.mask[sel]] = np.inf
-    idx = np.argpartition(keys, b - 1, axis=1)[:, :b]
+    idx = np.argpartition(keys, b - 1, axis=1)[:, :b]  # the b smallest keys, unordered
     rows = np.arange(len(sel))[:, None]
-    valid = np.isfinite(keys[rows, idx])
+    valid = np.isfinite(keys[rows, idx])  # padding has key inf: only clients with n_i < b
     beff = np.minimum(b, P.counts[sel])
     idx = np.where(valid, idx, 0)
     at = sel[:, None]  # the rows of the selected clients in P's arrays

@@ -46,7 +46,6 @@ DATASETS = ("breast_cancer", "digits", "mnist5k", "idx", "leaf")
 PARTITIONS = ("iid", "shards", "dirichlet", "dirichlet_lognormal", "pathological", "natural")
 
 
-
 def load_bundled(name: str):
     """``(X, y)`` of a data set shipped with scikit-learn: ``breast_cancer`` or ``digits``.
 
