@@ -146,12 +146,11 @@ def _execute(specs, ctx, jobs: int):
         for i, spec in enumerate(specs):
             yield i, _one(spec, ctx)
         return
-    import multiprocessing
+    from .forked import imap_forked
 
     _WORK = (specs, ctx)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=None) as pool:
-            yield from pool.imap_unordered(_work, range(len(specs)), chunksize=1)
+        yield from imap_forked(_work, range(len(specs)), jobs)
     finally:
         _WORK = ()
 

@@ -152,6 +152,7 @@ def _draw_all(tasks, groups, results, out, jobs: int) -> list[tuple]:
     jobs = min(jobs, len(tasks))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_draw(t, groups, results, out) for t in tasks]
+    from ..forked import imap_forked
     from .lint import deliver
 
     global _WORK
@@ -159,10 +160,9 @@ def _draw_all(tasks, groups, results, out, jobs: int) -> list[tuple]:
     drawn: list = [None] * len(tasks)
     order = [len(tasks) - 1] + list(range(len(tasks) - 1))
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            for i, one, linted in pool.imap_unordered(_work, order, chunksize=1):
-                drawn[i] = one
-                deliver(linted)
+        for i, one, linted in imap_forked(_work, order, jobs):
+            drawn[i] = one
+            deliver(linted)
     finally:
         _WORK = ()
     return drawn
