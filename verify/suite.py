@@ -146,7 +146,7 @@ def _execute(specs, ctx, jobs: int):
         for i, spec in enumerate(specs):
             yield i, _one(spec, ctx)
         return
-    from .forked import imap_forked
+    from .sweep.forked import imap_forked
 
     _WORK = (specs, ctx)
     try:

@@ -152,7 +152,7 @@ def _draw_all(tasks, groups, results, out, jobs: int) -> list[tuple]:
     jobs = min(jobs, len(tasks))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_draw(t, groups, results, out) for t in tasks]
-    from ..forked import imap_forked
+    from ..sweep.forked import imap_forked
     from .lint import deliver
 
     global _WORK

@@ -1,4 +1,4 @@
-"""verify.forked: the forked pool of the main job and the report's figures. Its workers never
+"""verify.sweep.forked: the forked pool of the main job and the report's figures. Its workers never
 inherit an output set's SIGTERM handler, and it leaves no worker behind, read to the end or
 stopped early."""
 
@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from verify.forked import imap_forked
+from verify.sweep.forked import imap_forked
 
 pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
                                 reason="no fork on this platform")
